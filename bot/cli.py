@@ -1,0 +1,179 @@
+"""The ``reprobot`` command: triage | eval | serve | worker.
+
+This is the entry point: configuration is read here, once, and passed down. Heavy modules (web,
+Celery, the runner) are imported by the subcommand that needs them, so ``reprobot triage`` stays
+cheap to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+from bot.config import SANDBOX_BACKENDS, Config, load_config
+from bot.errors import ReprobotError
+
+EXIT_BOT_ERROR = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_BOT_ERROR
+    try:
+        cfg = load_config(args.config, os.environ)
+        result: int = args.func(args, cfg)
+        return result
+    except ReprobotError as e:
+        print(f"reprobot: error: {e}", file=sys.stderr)
+        return EXIT_BOT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="reprobot",
+        description="Triage Apache TVM bug reports by running their repro scripts.",
+    )
+    p.add_argument("--config", help="path to reprobot.yml (default: $REPROBOT_CONFIG)")
+    sub = p.add_subparsers(dest="command")
+
+    t = sub.add_parser("triage", help="triage one issue on this machine (no Redis, no GitHub)")
+    t.add_argument("source", help="issue as .md (body; '# heading' = title) or .json, or - for stdin")
+    t.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
+    t.add_argument("--tvm-python", help="interpreter with apache-tvm installed (default: this one)")
+    t.add_argument("--timeout", type=float, help="wall-time limit for the script in seconds")
+    t.add_argument("--sandbox", choices=SANDBOX_BACKENDS, help="sandbox backend (default: bwrap)")
+    t.add_argument("--no-cache", action="store_true", help="re-probe the environment")
+    t.set_defaults(func=_cmd_triage)
+
+    e = sub.add_parser("eval", help="measure the bot against a folder of triaged issues")
+    e.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the evaluator")
+    e.set_defaults(func=_cmd_eval)
+
+    s = sub.add_parser("serve", help="serve the webhook receiver and the dashboard")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.set_defaults(func=_cmd_serve)
+
+    w = sub.add_parser("worker", help="start a Celery worker")
+    w.add_argument("--queues", default="triage,cpu", help="comma-separated: triage,cpu,gpu")
+    w.add_argument("--concurrency", type=int, default=1)
+    w.set_defaults(func=_cmd_worker)
+    return p
+
+
+def _read_source(source: str) -> tuple[str, str]:
+    if source == "-":
+        return sys.stdin.read(), "-"
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8", errors="replace"), path.name
+    except OSError as e:
+        raise ReprobotError(f"cannot read {source}: {e.strerror or e}") from e
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "reprobot"
+
+
+def _resolve_python(python: str) -> str:
+    found = shutil.which(python) if os.sep not in python else python
+    if not found or not os.access(found, os.X_OK):
+        raise ReprobotError(
+            f"TVM interpreter {python!r} not found or not executable: "
+            "pass --tvm-python PATH (or set tvm.python / REPROBOT_TVM_PYTHON)"
+        )
+    return found
+
+
+def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.pipeline import conclude, plan
+    from bot.source import issue_from_text
+
+    if args.tvm_python:
+        cfg = replace(cfg, tvm=replace(cfg.tvm, python=args.tvm_python))
+    if args.sandbox:
+        cfg = replace(cfg, sandbox=replace(cfg.sandbox, backend=args.sandbox))
+    if args.timeout is not None:
+        if args.timeout <= 0:
+            raise ReprobotError("--timeout must be a positive number of seconds")
+        limits = replace(cfg.sandbox.limits, timeout_s=float(args.timeout))
+        cfg = replace(cfg, sandbox=replace(cfg.sandbox, limits=limits))
+
+    text, name = _read_source(args.source)
+    issue = issue_from_text(text, name)
+    the_plan = plan(issue)
+
+    run = None
+    environment: dict[str, str] = {}
+    if the_plan.repro.found:
+        from tasks.probe import probe_environment
+        from tasks.runner import run_script
+
+        python = _resolve_python(cfg.tvm.python)
+        pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
+        cache = None if args.no_cache else _cache_dir()
+        # The probe (cached per interpreter) runs beside the script, so it costs no wall time.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            probe = pool.submit(probe_environment, python, cache_dir=cache)
+            run = run_script(
+                the_plan.repro.script,
+                python=python,
+                args=the_plan.repro.args,
+                sandbox=cfg.sandbox,
+                gpu=the_plan.worker == "gpu",
+                pass_env=pass_env,
+            )
+            environment = probe.result()
+
+    triage = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix)
+    if args.json:
+        print(json.dumps(triage.to_json(), indent=2))
+    else:
+        print(triage.comment)
+        print()
+        print("Labels: " + ", ".join(triage.labels))
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.evaluate import main as eval_main
+
+    rest = list(args.rest)
+    return eval_main(rest)
+
+
+def _cmd_serve(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.web import serve
+
+    serve(cfg, args.host, args.port)
+    return 0
+
+
+def _cmd_worker(args: argparse.Namespace, cfg: Config) -> int:
+    from tasks.app import run_worker
+
+    queues = [q.strip() for q in args.queues.split(",") if q.strip()]
+    bad = [q for q in queues if q not in ("triage", "cpu", "gpu")]
+    if not queues or bad:
+        raise ReprobotError(f"--queues takes triage, cpu and/or gpu (got {args.queues!r})")
+    if args.concurrency < 1:
+        raise ReprobotError("--concurrency must be at least 1")
+    run_worker(cfg, queues, args.concurrency)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,257 @@
+"""Typed configuration, read once at the entry point and passed down.
+
+Sources, later wins: built-in defaults < ``reprobot.yml`` (path from ``--config`` or
+``REPROBOT_CONFIG``) < environment variables. Nothing here runs at import time; the entry points
+call :func:`load_config` with the environment they were given.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from bot.errors import ConfigError
+from bot.models import RunLimits
+
+SANDBOX_BACKENDS = ("bwrap", "docker", "none")
+
+# Values that mean "somebody copied the example file and never filled it in".
+_PLACEHOLDERS = frozenset(
+    {"", "changeme", "change-me", "secret", "xxx", "todo", "placeholder", "your-secret-here",
+     "<secret>", "none", "null", "example", "test"}
+)
+
+
+@dataclass(frozen=True)
+class TvmConfig:
+    # Interpreter that has apache-tvm installed and runs the repros; default: this one.
+    python: str = field(default_factory=lambda: sys.executable)
+    # Environment variables of the bot's own process that may reach the child (by name).
+    pass_env: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    backend: str = "bwrap"
+    limits: RunLimits = field(default_factory=RunLimits)
+    docker_image: str = "reprobot-runner:latest"
+    uid: int = 65534  # non-root uid inside the sandbox
+
+
+@dataclass(frozen=True)
+class GitHubConfig:
+    api_url: str = "https://api.github.com"
+    token: str = ""
+    app_id: str = ""
+    private_key: str = ""  # PEM text (a path is resolved by load_config)
+    webhook_secret: str = ""
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    # "owner/name" of repositories served; empty = any the credentials reach.
+    repositories: tuple[str, ...] = ()
+    # An issue is triaged when it has one of these labels OR its title starts with a prefix.
+    labels: tuple[str, ...] = ("type: bug",)
+    title_prefixes: tuple[str, ...] = ("[Bug]",)
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    key_prefix: str = "reprobot:"
+    retest_cooldown_s: int = 120
+    bot_login: str = ""  # the bot's own GitHub login (its comments never trigger commands)
+    history_len: int = 50
+
+
+@dataclass(frozen=True)
+class Config:
+    tvm: TvmConfig = field(default_factory=TvmConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    github: GitHubConfig = field(default_factory=GitHubConfig)
+    filters: FilterConfig = field(default_factory=FilterConfig)
+    service: ServiceConfig = field(default_factory=ServiceConfig)
+    label_prefix: str = "repro: "
+
+
+def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str]) -> Config:
+    """Read the YAML file (if any) and the environment; raise ConfigError naming what to fix."""
+    if path is None:
+        path = environ.get("REPROBOT_CONFIG") or None
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {p}: {e.strerror or e}") from e
+        import yaml
+
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise ConfigError(f"config file {p} is not valid YAML: {e}") from e
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config file {p} must hold a mapping at the top level")
+        data = loaded
+
+    cfg = Config(
+        tvm=_section(TvmConfig, data, "tvm"),
+        sandbox=_sandbox(data.get("sandbox") or {}),
+        github=_section(GitHubConfig, data, "github"),
+        filters=_section(FilterConfig, data, "filters"),
+        service=_section(ServiceConfig, data, "service"),
+        label_prefix=str(data.get("label_prefix", Config.label_prefix)),
+    )
+    unknown = set(data) - {"tvm", "sandbox", "github", "filters", "service", "label_prefix"}
+    if unknown:
+        raise ConfigError(f"unknown top-level config keys: {', '.join(sorted(unknown))}")
+
+    env = environ
+    gh = cfg.github
+    gh = replace(
+        gh,
+        api_url=env.get("GITHUB_API_URL", gh.api_url).rstrip("/"),
+        token=env.get("GITHUB_TOKEN", gh.token),
+        app_id=env.get("GITHUB_APP_ID", gh.app_id),
+        private_key=_pem(env.get("GITHUB_APP_PRIVATE_KEY", gh.private_key)),
+        webhook_secret=env.get("GITHUB_WEBHOOK_SECRET", gh.webhook_secret),
+    )
+    svc = replace(cfg.service, redis_url=env.get("REDIS_URL", cfg.service.redis_url))
+    tvm = replace(cfg.tvm, python=env.get("REPROBOT_TVM_PYTHON", cfg.tvm.python))
+    if cfg.sandbox.backend not in SANDBOX_BACKENDS:
+        raise ConfigError(
+            f"sandbox.backend must be one of {', '.join(SANDBOX_BACKENDS)}, "
+            f"not {cfg.sandbox.backend!r}"
+        )
+    return replace(cfg, github=gh, service=svc, tvm=tvm)
+
+
+def is_placeholder(value: str) -> bool:
+    v = value.strip().lower()
+    return v in _PLACEHOLDERS or v.startswith("<") or "changeme" in v or "replace-me" in v
+
+
+def require_github(cfg: Config, *, webhook: bool, api: bool) -> None:
+    """Stop at start, naming the variable, when a needed secret is missing or a placeholder."""
+    gh = cfg.github
+    if webhook and is_placeholder(gh.webhook_secret):
+        raise ConfigError(
+            "GITHUB_WEBHOOK_SECRET is missing or a placeholder: set it to the secret "
+            "configured on the GitHub App's webhook"
+        )
+    if api:
+        if gh.app_id or gh.private_key:
+            if is_placeholder(gh.app_id):
+                raise ConfigError("GITHUB_APP_ID is missing or a placeholder")
+            if "PRIVATE KEY" not in gh.private_key:
+                raise ConfigError(
+                    "GITHUB_APP_PRIVATE_KEY is missing or not a PEM private key "
+                    "(give the PEM text or a path to the .pem file)"
+                )
+        elif is_placeholder(gh.token):
+            raise ConfigError(
+                "no GitHub credentials: set GITHUB_TOKEN, or GITHUB_APP_ID and "
+                "GITHUB_APP_PRIVATE_KEY"
+            )
+
+
+def _pem(value: str) -> str:
+    """A private key given as a path is read here, once, at start."""
+    v = value.strip()
+    if v and "PRIVATE KEY" not in v:
+        p = Path(v).expanduser()
+        if p.is_file():
+            try:
+                return p.read_text()
+            except OSError as e:
+                raise ConfigError(f"cannot read GitHub App private key {p}: {e}") from e
+    return value
+
+
+def _section(cls: Any, data: dict[str, Any], name: str) -> Any:
+    raw = data.get(name) or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config section '{name}' must be a mapping")
+    known = {f.name: f for f in fields(cls)}
+    unknown = set(raw) - set(known)
+    if unknown:
+        raise ConfigError(f"unknown keys in '{name}': {', '.join(sorted(unknown))}")
+    kwargs: dict[str, Any] = {}
+    for key, value in raw.items():
+        default = getattr(cls(), key)
+        kwargs[key] = _coerce(f"{name}.{key}", value, default)
+    return cls(**kwargs)
+
+
+def _sandbox(raw: Any) -> SandboxConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("config section 'sandbox' must be a mapping")
+    raw = dict(raw)
+    limits_raw = raw.pop("limits", None) or {}
+    if not isinstance(limits_raw, dict):
+        raise ConfigError("config section 'sandbox.limits' must be a mapping")
+    base = _section(SandboxConfig, {"sandbox": raw}, "sandbox")
+    known = {f.name for f in fields(RunLimits)}
+    unknown = set(limits_raw) - known
+    if unknown:
+        raise ConfigError(f"unknown keys in 'sandbox.limits': {', '.join(sorted(unknown))}")
+    lim = RunLimits()
+    limits = replace(
+        lim,
+        **{k: _coerce(f"sandbox.limits.{k}", v, getattr(lim, k)) for k, v in limits_raw.items()},
+    )
+    if limits.timeout_s <= 0:
+        raise ConfigError("sandbox.limits.timeout_s must be positive")
+    return replace(base, limits=limits)
+
+
+def _coerce(where: str, value: Any, default: Any) -> Any:
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false")
+        return value
+    if isinstance(default, int) and not isinstance(default, bool):
+        if isinstance(value, str):
+            value = parse_size(value) if where.endswith("_bytes") else value
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"{where} must be an integer")
+        return value
+    if isinstance(default, float):
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConfigError(f"{where} must be a number")
+        return float(value)
+    if isinstance(default, tuple):
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise ConfigError(f"{where} must be a list of strings")
+        return tuple(value)
+    if isinstance(default, str):
+        if not isinstance(value, str | int):
+            raise ConfigError(f"{where} must be a string")
+        return str(value)
+    return value
+
+
+def parse_size(text: str) -> int:
+    """'8GiB', '512M', '1024' -> bytes."""
+    t = text.strip().upper().replace(" ", "")
+    units = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+    for suffix in ("IB", "B"):
+        if t.endswith(suffix) and len(t) > len(suffix) and t[-len(suffix) - 1] in units:
+            t = t[: -len(suffix)]
+            break
+    try:
+        if t and t[-1] in units:
+            return int(float(t[:-1]) * units[t[-1]])
+        return int(t)
+    except ValueError as e:
+        raise ConfigError(f"not a size: {text!r} (use e.g. 8GiB, 512MiB)") from e

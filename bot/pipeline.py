@@ -1,0 +1,95 @@
+"""The triage pipeline composed from its pure stages.
+
+``plan`` (extract + needs + worker kind) runs before the script; ``conclude`` (classify, compare,
+labels, render) runs after it. Both are pure: the run itself and the environment probe are done
+by the caller (the CLI, or the Celery tasks) and passed in as plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bot.classify import classify
+from bot.compare import compare
+from bot.extract import extract_repro
+from bot.models import (
+    Classification,
+    Issue,
+    Outcome,
+    Repro,
+    RunResult,
+    Triage,
+    Verdict,
+)
+from bot.needs import GPU_DEVICES, detect_needs
+from bot.render import labels_for, render_comment
+from bot.reported import parse_reported
+
+
+@dataclass(frozen=True)
+class Plan:
+    repro: Repro
+    needs: tuple[str, ...]
+    worker: str  # "cpu" | "gpu"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"repro": self.repro.to_dict(), "needs": list(self.needs), "worker": self.worker}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Plan:
+        return cls(Repro.from_dict(d["repro"]), tuple(d["needs"]), d["worker"])
+
+
+def worker_kind(needs: tuple[str, ...]) -> str:
+    """A run that wants a GPU device goes to a GPU worker; everything else to a CPU one."""
+    return "gpu" if any(n in GPU_DEVICES for n in needs) else "cpu"
+
+
+def plan(issue: Issue) -> Plan:
+    repro = extract_repro(issue)
+    needs = detect_needs(repro.script) if repro.found else ()
+    return Plan(repro=repro, needs=needs, worker=worker_kind(needs))
+
+
+def conclude(
+    issue: Issue,
+    the_plan: Plan,
+    run: RunResult | None,
+    environment: dict[str, str],
+    *,
+    label_prefix: str = "repro: ",
+    infra_error: str = "",
+) -> Triage:
+    """Classify the run, compare it with the report, pick labels and render the comment.
+
+    ``infra_error`` is set when OUR side failed (the sandbox could not start, the worker died):
+    the outcome is then ``infra-error`` and the verdict ``inconclusive``, never a result of the
+    user's script.
+    """
+    repro = the_plan.repro
+    if not repro.found:
+        cls = Classification(Outcome.NO_REPRO, detail=repro.reason)
+    elif infra_error or run is None:
+        cls = Classification(Outcome.INFRA_ERROR, signature=infra_error or "no run result")
+    else:
+        cls = classify(run, script=repro.script, needs=the_plan.needs, environment=environment)
+    reported = parse_reported(issue, repro)
+    comparison = compare(reported, cls)
+    verdict = comparison.verdict
+    if cls.outcome == Outcome.INFRA_ERROR:
+        verdict = Verdict.INCONCLUSIVE
+    labels = labels_for(cls.outcome, verdict, the_plan.needs, prefix=label_prefix)
+    triage = Triage(
+        outcome=cls.outcome,
+        verdict=verdict,
+        repro=repro,
+        needs=the_plan.needs,
+        run=run if repro.found else None,
+        classification=cls,
+        reported=reported,
+        evidence=comparison.evidence,
+        labels=labels,
+        environment=dict(environment),
+    )
+    return replace(triage, comment=render_comment(triage, label_prefix=label_prefix))

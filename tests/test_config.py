@@ -1,0 +1,99 @@
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config, load_config, parse_size, require_github
+from bot.errors import ConfigError
+
+
+def test_defaults_without_file_or_env():
+    cfg = load_config(None, {})
+    assert cfg == Config()
+    assert cfg.sandbox.backend == "bwrap"
+    assert cfg.sandbox.limits.timeout_s == 300
+    assert cfg.github.api_url == "https://api.github.com"
+    assert cfg.filters.labels == ("type: bug",)
+    assert cfg.filters.title_prefixes == ("[Bug]",)
+
+
+def test_file_then_environment_wins(tmp_path: Path):
+    f = tmp_path / "reprobot.yml"
+    f.write_text(
+        "tvm:\n  python: /opt/tvm/bin/python\n"
+        "sandbox:\n  backend: none\n  limits:\n    timeout_s: 60\n    memory_bytes: 2GiB\n"
+        "service:\n  redis_url: redis://file:6379/0\n"
+        "label_prefix: 'bot/'\n"
+    )
+    cfg = load_config(str(f), {"REDIS_URL": "redis://env:1/2"})
+    assert cfg.tvm.python == "/opt/tvm/bin/python"
+    assert cfg.sandbox.backend == "none"
+    assert cfg.sandbox.limits.timeout_s == 60.0
+    assert cfg.sandbox.limits.memory_bytes == 2 * 1024**3
+    assert cfg.service.redis_url == "redis://env:1/2"
+    assert cfg.label_prefix == "bot/"
+
+
+def test_config_path_from_environment(tmp_path: Path):
+    f = tmp_path / "c.yml"
+    f.write_text("service:\n  retest_cooldown_s: 5\n")
+    cfg = load_config(None, {"REPROBOT_CONFIG": str(f), "REPROBOT_TVM_PYTHON": "/x/python"})
+    assert cfg.service.retest_cooldown_s == 5
+    assert cfg.tvm.python == "/x/python"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("sandbox:\n  backend: chroot\n", "sandbox.backend"),
+        ("nonsense: 1\n", "unknown top-level"),
+        ("sandbox:\n  limits:\n    timeout_s: -1\n", "timeout_s"),
+        ("sandbox:\n  limits:\n    wall: 3\n", "sandbox.limits"),
+        ("service: [1, 2]\n", "service"),
+        ("service:\n  retest_cooldown_s: soon\n", "retest_cooldown_s"),
+        ("- a list\n", "mapping"),
+        ("a: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_bad_config_names_what_to_fix(tmp_path: Path, text: str, message: str):
+    f = tmp_path / "bad.yml"
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(str(f), {})
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(str(tmp_path / "nope.yml"), {})
+
+
+def test_placeholder_secrets_are_refused():
+    cfg = load_config(None, {"GITHUB_WEBHOOK_SECRET": "changeme", "GITHUB_TOKEN": "real-token-1"})
+    with pytest.raises(ConfigError, match="GITHUB_WEBHOOK_SECRET"):
+        require_github(cfg, webhook=True, api=False)
+    require_github(cfg, webhook=False, api=True)  # the token is fine
+    with pytest.raises(ConfigError, match="GITHUB_TOKEN"):
+        require_github(load_config(None, {}), webhook=False, api=True)
+
+
+def test_app_private_key_from_path(tmp_path: Path):
+    pem = tmp_path / "key.pem"
+    pem.write_text("-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n")
+    cfg = load_config(None, {"GITHUB_APP_ID": "123", "GITHUB_APP_PRIVATE_KEY": str(pem)})
+    assert "PRIVATE KEY" in cfg.github.private_key
+    require_github(cfg, webhook=False, api=True)
+    bad = load_config(None, {"GITHUB_APP_ID": "123", "GITHUB_APP_PRIVATE_KEY": "not-a-key"})
+    with pytest.raises(ConfigError, match="GITHUB_APP_PRIVATE_KEY"):
+        require_github(bad, webhook=False, api=True)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("1024", 1024), ("8GiB", 8 * 1024**3), ("512M", 512 * 1024**2), ("2 KiB", 2048), ("1.5G", int(1.5 * 1024**3))],
+)
+def test_parse_size(text: str, value: int):
+    assert parse_size(text) == value
+
+
+def test_parse_size_rejects_garbage():
+    with pytest.raises(ConfigError):
+        parse_size("lots")

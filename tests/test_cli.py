@@ -1,0 +1,228 @@
+"""`reprobot triage` end to end: real issues in, real runs against apache-tvm, the comment out.
+
+Every outcome and every verdict the bot can give is produced here by a real run of the console
+command (the same process a maintainer starts), in the default bwrap sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.tvm
+
+FENCE = "```"
+
+
+def triage(tmp_path: Path, text: str, *extra: str, name: str = "issue.md") -> dict[str, Any]:
+    src = tmp_path / name
+    src.write_text(text)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "triage", str(src), "--json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path.parent / "cache")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def issue(title: str, script: str, reported: str = "") -> str:
+    return f"# {title}\n\n### To reproduce\n\n{FENCE}python\n{script.strip()}\n{FENCE}\n\n{reported}\n"
+
+
+CHECK_FAILED = """
+import tvm
+from tvm import tirx
+
+x = tirx.Var("x", "int32")
+y = tirx.Add(x, tirx.const(1.0, "float32"))
+print(y)
+"""
+
+
+def test_internal_error_reproduced(tmp_path: Path):
+    text = issue(
+        "[Bug] Add of int and float crashes the checker",
+        CHECK_FAILED,
+        "### Actual behavior\n\n"
+        f"{FENCE}\nTraceback (most recent call last):\n  File \"r.py\", line 5, in <module>\n"
+        "TypeError: Check failed: (a_ty->dtype == b_ty->dtype) is false: mismatched types. int32 vs. float32\n"
+        f"{FENCE}\n",
+    )
+    r = triage(tmp_path, text)
+    assert r["outcome"] == "internal-error"
+    assert r["verdict"] == "reproduced"
+    assert r["repro"]["found"] and "tirx.Add" in r["repro"]["script"]
+    assert r["run"]["exit_code"] == 1
+    assert "Check failed" in r["run"]["stderr_tail"]
+    assert r["reported"]["outcome"] == "internal-error"
+    assert "repro: internal-error" in r["labels"] and "repro: reproduced" in r["labels"]
+    assert r["comment"].startswith("<!-- reprobot -->")
+    assert r["environment"].get("tvm_version", "").startswith("0.")
+
+
+def test_segfault_reproduced(tmp_path: Path):
+    script = "import ctypes\nimport tvm\nctypes.string_at(8)\n"
+    r = triage(tmp_path, issue("[Bug] segfault", script, "It dies with `Segmentation fault (core dumped)`."))
+    assert r["outcome"] == "crash"
+    assert r["run"]["signal"] == 11
+    assert r["verdict"] == "reproduced"
+
+
+def test_abort_is_a_crash(tmp_path: Path):
+    script = "import os\nimport tvm\nos.abort()\n"
+    r = triage(tmp_path, issue("[Bug] abort at exit", script, "free(): invalid pointer\nAborted (core dumped)"))
+    assert r["outcome"] == "crash"
+    assert r["run"]["signal"] == 6
+    assert r["verdict"] == "reproduced"
+
+
+def test_wrong_result(tmp_path: Path):
+    script = """
+import numpy as np
+import tvm
+
+a = np.arange(4, dtype="float32")
+np.testing.assert_allclose(a + 1, a, rtol=1e-5)
+"""
+    r = triage(tmp_path, issue("[Bug] add gives the wrong answer", script, "The outputs mismatch: Mismatched elements: 4 / 4"))
+    assert r["outcome"] == "wrong-result"
+    assert r["verdict"] == "reproduced"
+
+
+def test_tvm_error_different_from_reported_crash(tmp_path: Path):
+    script = 'import tvm\ntvm.target.Target("no_such_target_kind")\n'
+    r = triage(tmp_path, issue("[Bug] target", script, "I get `Segmentation fault (core dumped)`."))
+    assert r["outcome"] == "tvm-error"
+    assert r["verdict"] == "different-failure"
+    assert r["evidence"], "the verdict quotes what decided it"
+
+
+def test_python_error_in_the_script(tmp_path: Path):
+    script = "import tvm\nprint(undefined_name_in_script)\n"
+    r = triage(tmp_path, issue("[Bug] x", script, "Segmentation fault (core dumped)"))
+    assert r["outcome"] == "python-error"
+    assert r["verdict"] == "different-failure"
+
+
+def test_old_api_is_api_mismatch_and_inconclusive(tmp_path: Path):
+    script = "import tvm\nfrom tvm import relay\nx = relay.var('x')\n"
+    r = triage(tmp_path, issue("[Bug] relay", script, "Segmentation fault"))
+    assert r["outcome"] == "api-mismatch"
+    assert r["verdict"] == "inconclusive"
+    assert "relay" in r["comment"]
+
+
+def test_missing_dependency(tmp_path: Path):
+    script = "import tvm\nimport reprobot_absent_frontend_pkg\n"
+    r = triage(tmp_path, issue("[Bug] frontend", script, "Check failed: x"))
+    assert r["outcome"] == "missing-dependency"
+    assert r["verdict"] == "inconclusive"
+    assert "reprobot_absent_frontend_pkg" in r["comment"]
+
+
+def test_needs_gpu_on_a_cpu_machine(tmp_path: Path):
+    script = """
+import numpy as np
+import tvm
+
+dev = tvm.cuda(0)
+a = tvm.runtime.tensor(np.ones(3, "float32"), device=dev)
+print(a)
+"""
+    r = triage(tmp_path, issue("[Bug] cuda kernel crash", script, "Segmentation fault"))
+    assert "cuda" in r["needs"]
+    assert r["outcome"] == "needs-gpu"
+    assert r["verdict"] == "inconclusive"
+
+
+def test_timeout_kills_and_is_inconclusive(tmp_path: Path):
+    script = "import time\nimport tvm\ntime.sleep(600)\n"
+    r = triage(tmp_path, issue("[Bug] hang", script, "It hangs forever."), "--timeout", "4")
+    assert r["outcome"] == "timeout"
+    assert r["run"]["timed_out"] is True
+    assert r["run"]["seconds"] < 60
+    assert r["verdict"] == "inconclusive"
+
+
+def test_memory_limit_is_resource_limit(tmp_path: Path):
+    cfg = tmp_path / "reprobot.yml"
+    cfg.write_text("sandbox:\n  limits:\n    memory_bytes: 256MiB\n")
+    script = "import tvm\nblocks = []\nwhile True:\n    blocks.append(bytearray(64 * 1024 * 1024))\n"
+    src = tmp_path / "issue.md"
+    src.write_text(issue("[Bug] memory", script, "Segmentation fault"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--config", str(cfg), "triage", str(src), "--json"],
+        capture_output=True, text=True, timeout=240,
+        env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path.parent / "cache")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    assert r["outcome"] == "resource-limit"
+    assert r["run"]["limit_hit"] == "memory"
+    assert r["verdict"] == "inconclusive"
+    assert "memory" in r["comment"].lower()
+
+
+def test_passing_script_is_not_reproduced(tmp_path: Path):
+    script = "import tvm\nprint(tvm.__version__)\n"
+    r = triage(tmp_path, issue("[Bug] version crash", script, "Check failed: (x) is false"))
+    assert r["outcome"] == "passed"
+    assert r["verdict"] == "not-reproduced"
+    assert r["run"]["exit_code"] == 0
+
+
+def test_no_script_asks_for_one(tmp_path: Path):
+    text = "# [Bug] something is slow\n\n### Expected behavior\n\nIt should be fast.\n\n### Actual behavior\n\nIt is slow.\n"
+    r = triage(tmp_path, text)
+    assert r["outcome"] == "no-repro"
+    assert r["verdict"] == "inconclusive"
+    assert r["repro"]["found"] is False
+    assert r["run"] is None
+    assert "script" in r["comment"].lower()
+
+
+def test_json_issue_with_main_guard_and_markdown_output(tmp_path: Path):
+    body = (
+        "Run this:\n\n"
+        f"{FENCE}python\nimport tvm\n\n\ndef main():\n    print('ran as', __name__)\n\n\n"
+        f"if __name__ == \"__main__\":\n    main()\n{FENCE}\n"
+    )
+    data = {"title": "[Bug] main guard", "body": body, "user": {"login": "someone"}, "labels": []}
+    src = tmp_path / "issue.json"
+    src.write_text(json.dumps(data))
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "triage", str(src)],
+        capture_output=True, text=True, timeout=240,
+        env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path.parent / "cache")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("<!-- reprobot -->")
+    assert "ran as __main__" in proc.stdout
+    assert "Labels: " in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["triage", "/nonexistent/issue.md"], "cannot read"),
+        (["triage", "-", "--tvm-python", "/nonexistent/python"], "--tvm-python"),
+        (["triage", "-", "--timeout", "0"], "--timeout"),
+    ],
+)
+def test_bot_errors_exit_nonzero_with_one_line(args: list[str], message: str):
+    stdin = f"{FENCE}python\nimport tvm\n{FENCE}\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]

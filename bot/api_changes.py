@@ -1,0 +1,93 @@
+"""The table of removed or renamed TVM Python APIs (``bot/data/api_changes.yaml``).
+
+A maintainer extends the YAML file; this module only loads it (once, from the package data) and
+answers "what happened to this dotted name?" by the longest matching dotted prefix.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+DATA_FILE = "api_changes.yaml"
+
+
+@dataclass(frozen=True)
+class ApiChange:
+    """One table entry: ``name`` was removed (``replacement`` None) or renamed."""
+
+    name: str
+    replacement: str | None = None
+    note: str = ""
+
+    def replacement_for(self, name: str) -> str | None:
+        """The new spelling of ``name`` (which this entry matched by prefix), if any.
+
+        ``tvm.tir`` -> ``tvm.tirx`` gives ``tvm.tirx.Var`` for ``tvm.tir.Var``.
+        """
+        if self.replacement is None:
+            return None
+        if name == self.name or not name.startswith(self.name + "."):
+            return self.replacement
+        return self.replacement + name[len(self.name) :]
+
+    def describe(self, name: str) -> str:
+        """One markdown sentence or two for the comment about ``name``."""
+        new = self.replacement_for(name)
+        text = self.note or f"`{name}` no longer exists in this TVM."
+        if new is not None and new not in text:
+            text = f"{text} Use `{new}`."
+        return text
+
+
+def parse_table(text: str) -> tuple[ApiChange, ...]:
+    """Parse the YAML text of the table; raises ValueError on a malformed entry."""
+    data = yaml.safe_load(text) or {}
+    raw = data.get("changes") if isinstance(data, dict) else None
+    if not isinstance(raw, list):
+        raise ValueError("api_changes: top level must be a mapping with a 'changes' list")
+    out: list[ApiChange] = []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ValueError(f"api_changes: entry {i} needs a 'name' string")
+        repl = entry.get("replacement")
+        if repl is not None and not isinstance(repl, str):
+            raise ValueError(f"api_changes: entry {i} ({entry['name']}): bad 'replacement'")
+        out.append(
+            ApiChange(name=entry["name"].strip(), replacement=repl, note=str(entry.get("note") or ""))
+        )
+    return tuple(out)
+
+
+@functools.cache
+def table() -> tuple[ApiChange, ...]:
+    """The packaged table, read once."""
+    text = resources.files("bot").joinpath("data", DATA_FILE).read_text(encoding="utf-8")
+    return parse_table(text)
+
+
+def lookup(name: str, changes: tuple[ApiChange, ...] | None = None) -> ApiChange | None:
+    """The entry for the longest dotted prefix of ``name`` (``tvm.nd.array`` before ``tvm.nd``)."""
+    entries = table() if changes is None else changes
+    best: ApiChange | None = None
+    for entry in entries:
+        if (name == entry.name or name.startswith(entry.name + ".")) and (
+            best is None or len(entry.name) > len(best.name)
+        ):
+            best = entry
+    return best
+
+
+def lookup_member(
+    owner: str, member: str, changes: tuple[ApiChange, ...] | None = None
+) -> ApiChange | None:
+    """An entry for ``<something>.owner.member`` (``'Schedule' object has no attribute 'get_block'``)."""
+    entries = table() if changes is None else changes
+    suffix = f".{owner}.{member}"
+    for entry in entries:
+        if entry.name.endswith(suffix):
+            return entry
+    return None

@@ -1,0 +1,606 @@
+"""Stage 5: what did the run do? Exactly one :class:`~bot.models.Outcome` per run.
+
+Pure: reads only the :class:`~bot.models.RunResult` (and the packaged API-change table).
+The order of the rules matters and is the policy:
+
+1. the sandbox cut the run: ``timeout`` (wall time) or ``resource-limit`` (memory, processes,
+   output, disk);
+2. the process died by a signal (or a shell's ``128+N`` exit code, or faulthandler's
+   "Fatal Python error: Segmentation fault" with no Python traceback after it): ``crash``;
+3. exit status 0: ``passed`` (warnings on stderr do not matter);
+4. otherwise the last Python exception decides, in this order: the device the script wants is
+   absent (``needs-gpu``), an import/attribute error about a ``tvm.*`` name (``api-mismatch``),
+   a missing non-TVM package (``missing-dependency``), a failed numeric check in the script
+   (``wrong-result``), TVM's own checks (``internal-error``), any other error raised inside TVM
+   (``tvm-error``), and everything else is the script's own (``python-error``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.api_changes import lookup, lookup_member
+from bot.models import Classification, Outcome, RunResult
+
+# Signals that mean the process crashed (not killed by us).
+CRASH_SIGNALS: dict[int, str] = {
+    4: "Illegal instruction",
+    5: "Trace/breakpoint trap",
+    6: "Aborted",
+    7: "Bus error",
+    8: "Floating point exception",
+    11: "Segmentation fault",
+}
+SIGNAL_NAMES: dict[int, str] = {
+    4: "SIGILL",
+    5: "SIGTRAP",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    15: "SIGTERM",
+}
+_FATAL_RE = re.compile(
+    r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|"
+    r"Illegal instruction)"
+)
+_FATAL_TO_SIGNAL = {name: sig for sig, name in CRASH_SIGNALS.items()}
+
+GPU_DEVICES = ("cuda", "rocm", "vulkan", "metal", "opencl")
+
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?$')
+_HEADER_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::(?P<msg>.*))?$")
+# A bare exception line found without a traceback header (the tail may have cut it off).
+_LOOSE_HEADER_RE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|Interrupt))"
+    r"(?::(?P<msg>.*))?$"
+)
+_LOG_LINE_RE = re.compile(r"^\[\d{2}:\d{2}:\d{2}\] ")
+_BACKTRACE_NOTE = "note: run with `TVM_BACKTRACE=1`"
+
+# The device the script wants is absent on this worker.
+_DEVICE_ABSENT_RE = re.compile(
+    r"Device API (?:cuda|rocm|vulkan|metal|opencl|gpu) is not enabled"
+    r"|no CUDA-capable device"
+    r"|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|hipErrorNoDevice"
+    r"|Found no NVIDIA driver|NVIDIA driver on your system is too old"
+    r"|CUDA driver version is insufficient"
+    r"|Torch not compiled with CUDA enabled"
+    r"|lib(?:cuda|cudart|nvrtc|cublas|cudnn|nvinfer|amdhip64|vulkan|OpenCL)[\w.\-]*: cannot open shared object"
+    r"|(?:cannot|can't|could not|unable to) find[^\n]{0,40}\b(?:cuda|nvcc|rocm|hip|vulkan|opencl|gpu)\b"
+    r"|\b(?:cuda|gpu|rocm|vulkan|opencl|metal)\b[^\n]{0,40}\b(?:is |are )?(?:not available|unavailable|"
+    r"not enabled|not found|not detected|not present|does not exist|doesn't exist)",
+    re.IGNORECASE,
+)
+_DEVICE_WORD_RE = re.compile(r"\b(?:cuda|gpu|rocm|vulkan|opencl|metal|nvcc)\b", re.IGNORECASE)
+_EXIST_CHECK_RE = re.compile(r"\.exist\b|is_available\(\)|device_count\(\)")
+
+# Words that say "the numbers are wrong".
+WRONG_RESULT_RE = re.compile(
+    r"mismatch|not equal|not close|are not (?:the )?same|differ|"
+    r"wrong (?:result|output|answer|value)|incorrect (?:result|output|value|answer)|"
+    r"inconsistent|results? (?:do not|don't) match",
+    re.IGNORECASE,
+)
+_TESTING_PATH_RE = re.compile(r"numpy/testing/|/tvm/testing/|torch/testing/|/unittest/case\.py")
+_TESTING_MSG_RE = re.compile(
+    r"Mismatched elements|Not equal to tolerance|Arrays are not (?:almost )?equal|"
+    r"Items are not equal|Tensor-likes are not (?:close|equal)|Scalars are not (?:close|equal)",
+)
+
+_SITE_RE = re.compile(r"(?:/[^\s\"'()]*)?/(?:site|dist)-packages/")
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    line: int
+    func: str
+    source: str = ""
+
+    @property
+    def kind(self) -> str:
+        """``tvm`` (TVM's Python or C++), ``lib`` (stdlib / other packages) or ``script``."""
+        return frame_kind(self.path)
+
+
+@dataclass(frozen=True)
+class PyError:
+    """The last Python exception printed in an output stream."""
+
+    type: str  # as printed, e.g. "tvm.error.InternalError"
+    message: str  # the first line of the message (may be "")
+    lines: tuple[str, ...]  # the header line and the message lines after it
+    frames: tuple[Frame, ...] = ()
+
+    @property
+    def short_type(self) -> str:
+        return self.type.rsplit(".", 1)[-1]
+
+    @property
+    def header(self) -> str:
+        return self.lines[0] if self.lines else self.type
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def frame_kind(path: str) -> str:
+    p = path.replace("\\", "/")
+    if (
+        "/tvm/" in p
+        or "/tvm_ffi/" in p
+        or p.startswith(("tvm/", "tvm_ffi/", "python/tvm"))
+        or p.endswith((".cc", ".h", ".cpp", ".cu", ".hpp", ".pxi", ".pyx"))
+        or p == "<unknown>"
+    ):
+        return "tvm"
+    if "-packages/" in p or "/lib/python3" in p or p.startswith("<frozen") or "/lib64/python3" in p:
+        return "lib"
+    return "script"
+
+
+def normalize_paths(text: str) -> str:
+    """Replace the worker's install paths with ``<site-packages>/`` (stable, and private)."""
+    return _SITE_RE.sub("<site-packages>/", text)
+
+
+def _lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def parse_last_error(text: str) -> PyError | None:
+    """The last exception printed in ``text`` (a traceback, or a bare ``XxxError: ...`` line)."""
+    lines = _lines(text)
+    start = None
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].strip() == _TRACEBACK_HEAD and not lines[i].startswith("  |"):
+            start = i
+            break
+    if start is not None:
+        frames: list[Frame] = []
+        j = start + 1
+        while j < len(lines):
+            line = lines[j]
+            m = _FRAME_RE.match(line)
+            if m and line.startswith(" "):
+                frames.append(Frame(m["path"], int(m["line"]), (m["func"] or "").strip()))
+            elif line.startswith((" ", "\t")) or not line.strip():
+                src = line.strip()
+                if frames and not frames[-1].source and src and not set(src) <= set("^~ "):
+                    f = frames[-1]
+                    frames[-1] = Frame(f.path, f.line, f.func, src)
+            else:
+                break
+            j += 1
+        if j < len(lines):
+            hm = _HEADER_RE.match(lines[j].rstrip())
+            if hm:
+                return PyError(
+                    type=hm["type"],
+                    message=(hm["msg"] or "").strip(),
+                    lines=_message_lines(lines, j),
+                    frames=tuple(frames),
+                )
+    # No traceback header (cut off, or SyntaxError printed without one): the last
+    # exception-looking line at column 0.
+    for i in range(len(lines) - 1, -1, -1):
+        lm = _LOOSE_HEADER_RE.match(lines[i].rstrip())
+        if lm:
+            frames = []
+            for k in range(max(0, i - 6), i):
+                fm = _FRAME_RE.match(lines[k])
+                if fm:
+                    src = lines[k + 1].strip() if k + 1 < i else ""
+                    frames.append(Frame(fm["path"], int(fm["line"]), (fm["func"] or "").strip(), src))
+            return PyError(
+                type=lm["type"],
+                message=(lm["msg"] or "").strip(),
+                lines=_message_lines(lines, i),
+                frames=tuple(frames),
+            )
+    return None
+
+
+def _message_lines(lines: list[str], j: int, limit: int = 40) -> tuple[str, ...]:
+    out = [lines[j].rstrip()]
+    for line in lines[j + 1 : j + limit]:
+        s = line.rstrip()
+        if _LOG_LINE_RE.match(s) or s.startswith(("During handling of", "The above exception")):
+            break
+        if s.strip() == _TRACEBACK_HEAD:
+            break
+        out.append(s)
+    while len(out) > 1 and not out[-1].strip():
+        out.pop()
+    return tuple(out)
+
+
+def _first_nonempty(lines: tuple[str, ...]) -> str:
+    return next((ln.strip() for ln in lines if ln.strip()), "")
+
+
+def _crash_signal(run: RunResult, stderr: str) -> int | None:
+    if run.signal is not None and run.signal in CRASH_SIGNALS:
+        return run.signal
+    code = run.exit_code
+    if code is not None:
+        if -code in CRASH_SIGNALS:
+            return -code
+        if code - 128 in CRASH_SIGNALS:
+            return code - 128
+    if run.signal is None and code not in (0, None):
+        # faulthandler printed a fatal error and no Python traceback came after it.
+        matches = list(_FATAL_RE.finditer(stderr))
+        if matches:
+            last = matches[-1]
+            if _TRACEBACK_HEAD not in stderr[last.end() :]:
+                return _FATAL_TO_SIGNAL[last.group(1)]
+    return None
+
+
+_CRASH_CONTEXT_RE = re.compile(
+    r"free\(\)|double free|corrupted|malloc\(\)|munmap_chunk|terminate called|"
+    r"what\(\):|Check failed|Fatal Python error|Segmentation fault|core dumped|"
+    r"stack smashing|AddressSanitizer|heap-buffer-overflow",
+)
+
+
+def _crash(sig: int, run: RunResult) -> Classification:
+    name = CRASH_SIGNALS.get(sig, f"signal {sig}")
+    evidence: list[str] = []
+    for text in (run.stderr_tail, run.stdout_tail):
+        for line in _lines(text):
+            if _CRASH_CONTEXT_RE.search(line) and line.strip() not in evidence:
+                evidence.append(normalize_paths(line.strip()))
+    # faulthandler's innermost Python frame, if printed.
+    fh = re.findall(r'^\s+File "([^"]*)", line (\d+) in (.*)$', run.stderr_tail, re.M)
+    if fh:
+        path, line, func = fh[0]
+        evidence.append(normalize_paths(f'File "{path}", line {line} in {func}'))
+    if "std::bad_alloc" in run.stderr_tail:
+        return Classification(
+            Outcome.RESOURCE_LIMIT,
+            signature="std::bad_alloc (out of memory)",
+            detail="memory: the process ran out of memory (std::bad_alloc) and aborted",
+            evidence=tuple(evidence[:6]),
+        )
+    return Classification(
+        Outcome.CRASH,
+        signature=f"{name} (signal {sig})",
+        detail=f"The process was killed by {SIGNAL_NAMES.get(sig, f'signal {sig}')}.",
+        evidence=tuple(evidence[:6]),
+    )
+
+
+_LIMIT_DETAIL = {
+    "memory": "memory: the run went over the worker's memory limit",
+    "processes": "processes: the run started more processes/threads than the worker allows",
+    "output": "output: the run printed more output than the worker keeps",
+    "disk": "disk: the run wrote more to disk than the worker allows",
+}
+
+
+def _worker_has_gpu(environment: Mapping[str, str]) -> bool:
+    gpu = str(environment.get("gpu", "")).strip().lower()
+    cuda = str(environment.get("cuda_enabled", "")).strip().lower()
+    if gpu in {"", "none", "no", "n/a", "false", "0", "-", "unknown"}:
+        return False
+    return cuda not in {"false", "no", "off", "0", "disabled"}
+
+
+def classify(
+    run: RunResult,
+    *,
+    script: str = "",
+    needs: tuple[str, ...] = (),
+    environment: Mapping[str, str] | None = None,
+) -> Classification:
+    """Classify one run into exactly one outcome (see the module docstring for the order)."""
+    env: Mapping[str, str] = environment or {}
+    if run.timed_out or run.limit_hit == "time":
+        return Classification(
+            Outcome.TIMEOUT,
+            signature=f"timed out after {run.seconds:.0f} s",
+            detail="The script did not finish within the wall-time limit; it was stopped.",
+            evidence=_tail_evidence(run),
+        )
+    if run.limit_hit:
+        detail = _LIMIT_DETAIL.get(run.limit_hit, f"{run.limit_hit}: a sandbox limit was hit")
+        return Classification(
+            Outcome.RESOURCE_LIMIT,
+            signature=f"{run.limit_hit} limit hit",
+            detail=detail,
+            evidence=_tail_evidence(run),
+        )
+    sig = _crash_signal(run, run.stderr_tail)
+    if sig is not None:
+        return _crash(sig, run)
+    if run.signal == 9:
+        return Classification(
+            Outcome.RESOURCE_LIMIT,
+            signature="killed by SIGKILL",
+            detail="memory: the process was killed by SIGKILL, most likely for running out of memory",
+            evidence=_tail_evidence(run),
+        )
+    if run.signal is not None:
+        return Classification(
+            Outcome.CRASH,
+            signature=f"killed by {SIGNAL_NAMES.get(run.signal, 'signal')} (signal {run.signal})",
+            detail=f"The process was killed by signal {run.signal}.",
+            evidence=_tail_evidence(run),
+        )
+    if run.exit_code == 0:
+        last = _last_line(run.stdout_tail)
+        return Classification(
+            Outcome.PASSED,
+            signature="exit code 0",
+            evidence=(normalize_paths(last),) if last else (),
+        )
+    err = parse_last_error(run.stderr_tail) or parse_last_error(run.stdout_tail)
+    if err is None:
+        return _no_traceback(run, needs, env)
+    return _classify_error(err, run, script, needs, env)
+
+
+def _last_line(text: str) -> str:
+    return next((ln.strip() for ln in reversed(_lines(text)) if ln.strip()), "")
+
+
+def _tail_evidence(run: RunResult, n: int = 3) -> tuple[str, ...]:
+    text = run.stderr_tail if run.stderr_tail.strip() else run.stdout_tail
+    lines = [ln.rstrip() for ln in _lines(text) if ln.strip()]
+    return tuple(normalize_paths(ln) for ln in lines[-n:])
+
+
+def _no_traceback(run: RunResult, needs: tuple[str, ...], env: Mapping[str, str]) -> Classification:
+    both = _lines(run.stderr_tail) + _lines(run.stdout_tail)
+    code = run.exit_code
+    for line in both:
+        if "Check failed" in line:
+            return Classification(
+                Outcome.INTERNAL_ERROR,
+                signature=normalize_paths(line.strip()),
+                evidence=(normalize_paths(line.strip()),),
+            )
+    for line in both:
+        if _DEVICE_ABSENT_RE.search(line):
+            return _needs_gpu(line.strip(), needs, (line.strip(),))
+    for line in both:
+        if _BACKTRACE_NOTE in line:
+            return Classification(
+                Outcome.TVM_ERROR,
+                signature=line.strip(),
+                detail="TVM raised an error but hid its message (TVM_BACKTRACE was not set).",
+                evidence=(line.strip(),),
+            )
+    tail = _tail_evidence(run)
+    for line in reversed(tail):
+        if WRONG_RESULT_RE.search(line):
+            return Classification(
+                Outcome.WRONG_RESULT,
+                signature=line.strip(),
+                detail=f"The script reported a wrong result and exited with code {code}.",
+                evidence=tail,
+            )
+    return Classification(
+        Outcome.PYTHON_ERROR,
+        signature=f"exit code {code}",
+        detail=f"The script exited with code {code} without a Python traceback.",
+        evidence=tail,
+    )
+
+
+def _needs_gpu(line: str, needs: tuple[str, ...], evidence: tuple[str, ...]) -> Classification:
+    wanted = [n for n in needs if n in GPU_DEVICES]
+    m = re.search(r"\b(cuda|rocm|vulkan|metal|opencl)\b", line, re.IGNORECASE)
+    device = wanted[0] if wanted else (m.group(1).lower() if m else "a GPU")
+    return Classification(
+        Outcome.NEEDS_GPU,
+        signature=normalize_paths(line),
+        detail=f"The script needs {device}, which this worker does not have.",
+        evidence=tuple(normalize_paths(e) for e in evidence),
+    )
+
+
+def _innermost_script_frame(err: PyError) -> Frame | None:
+    return next((f for f in reversed(err.frames) if f.kind == "script"), None)
+
+
+def _raised_in_tvm(err: PyError) -> bool:
+    """Any TVM frame after the script's last frame (TVM code was running when it failed)."""
+    seen_script = False
+    for f in reversed(err.frames):
+        if f.kind == "tvm":
+            return True
+        if f.kind == "script":
+            seen_script = True
+            break
+    return not seen_script and any(f.kind == "tvm" for f in err.frames)
+
+
+def _is_tvm_name(name: str) -> bool:
+    return name == "tvm" or name.startswith(("tvm.", "tvm_ffi"))
+
+
+def _api_mismatch(err: PyError, name: str, evidence: tuple[str, ...]) -> Classification:
+    change = lookup(name)
+    if change is not None:
+        detail = change.describe(name)
+    else:
+        detail = f"`{name}` does not exist in this TVM; the script targets another TVM version."
+    return Classification(
+        Outcome.API_MISMATCH,
+        signature=normalize_paths(err.header),
+        detail=detail,
+        evidence=evidence,
+    )
+
+
+_NO_MODULE_RE = re.compile(r"No module named '([^']+)'")
+_CANNOT_IMPORT_RE = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
+_MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
+_OBJECT_ATTR_RE = re.compile(r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'")
+_SHARED_LIB_RE = re.compile(r"([\w.+\-]+\.so[\w.]*): cannot open shared object file")
+
+
+def _classify_error(
+    err: PyError,
+    run: RunResult,
+    script: str,
+    needs: tuple[str, ...],
+    env: Mapping[str, str],
+) -> Classification:
+    short = err.short_type
+    text = err.text
+    frame = _innermost_script_frame(err)
+    evidence = [normalize_paths(ln) for ln in err.lines[:5] if ln.strip()]
+    if frame is not None:
+        evidence.append(normalize_paths(f'File "{frame.path}", line {frame.line}: {frame.source}'.rstrip(": ")))
+    ev = tuple(evidence)
+    signature = normalize_paths(err.header if err.message or len(err.lines) == 1 else
+                                f"{err.header.rstrip()} {_first_nonempty(err.lines[1:])}".strip())
+
+    # 1. The device is absent on this worker (TVM or the driver says so).
+    if _DEVICE_ABSENT_RE.search(text):
+        return _needs_gpu(signature, needs, ev)
+
+    # 2./3. Import and attribute errors: another TVM API, or a missing package.
+    if short in {"ModuleNotFoundError", "ImportError"}:
+        nm = _NO_MODULE_RE.search(text)
+        if nm:
+            mod = nm.group(1)
+            if mod == "tvm":
+                return Classification(
+                    Outcome.INFRA_ERROR,
+                    signature=signature,
+                    detail="The TVM under test could not be imported on this worker.",
+                    evidence=ev,
+                )
+            if _is_tvm_name(mod):
+                return _api_mismatch(err, mod, ev)
+            return _missing(mod.split(".")[0], signature, ev)
+        cm = _CANNOT_IMPORT_RE.search(text)
+        if cm:
+            name, mod = cm.group(1), cm.group(2)
+            if "partially initialized module" in text:
+                pass  # a circular import: the script's own doing
+            elif _is_tvm_name(mod):
+                return _api_mismatch(err, f"{mod}.{name}", ev)
+            elif mod.split(".")[0] not in {"__main__"}:
+                return _missing(
+                    mod.split(".")[0], signature, ev,
+                    detail=f"The installed `{mod.split('.')[0]}` has no `{name}` (another version is expected).",
+                )
+        lm = _SHARED_LIB_RE.search(text)
+        if lm:
+            return _missing(lm.group(1), signature, ev)
+    if short == "AttributeError":
+        am = _MODULE_ATTR_RE.search(text)
+        if am and _is_tvm_name(am.group(1)):
+            mod, attr = am.group(1), am.group(2)
+            script_refers = frame is not None and attr in frame.source
+            if script_refers or not _raised_in_tvm(err):
+                return _api_mismatch(err, f"{mod}.{attr}", ev)
+        om = _OBJECT_ATTR_RE.search(text)
+        if om:
+            owner = (om.group(1) or om.group(2) or "").rsplit(".", 1)[-1]
+            change = lookup_member(owner, om.group(3))
+            if change is not None:
+                return Classification(
+                    Outcome.API_MISMATCH,
+                    signature=signature,
+                    detail=change.describe(change.name),
+                    evidence=ev,
+                )
+
+    # The script's own device check failed ("assert dev.exist", "raise RuntimeError('no GPU')").
+    if any(n in GPU_DEVICES for n in needs) and not _worker_has_gpu(env) and frame is not None:
+        own = err.frames[-1] is frame and not _raised_in_tvm(err)
+        if own and (
+            (short == "AssertionError" and _EXIST_CHECK_RE.search(frame.source))
+            or (short not in {"NameError", "SyntaxError"} and _DEVICE_WORD_RE.search(err.message))
+        ):
+            return _needs_gpu(signature, needs, ev)
+
+    # 4. The script's own numeric check failed.
+    if short == "AssertionError" or _TESTING_MSG_RE.search(text):
+        if (
+            _TESTING_MSG_RE.search(text)
+            or any(_TESTING_PATH_RE.search(f.path.replace("\\", "/")) for f in err.frames)
+            or (err.frames and err.frames[-1].kind == "script")
+            or not err.frames
+        ):
+            return Classification(
+                Outcome.WRONG_RESULT,
+                signature=_wrong_signature(err, signature),
+                detail="The script's own check of the result failed.",
+                evidence=ev,
+            )
+    if (
+        frame is not None
+        and err.frames
+        and err.frames[-1] is frame
+        and (frame.source.startswith(("raise", "sys.exit", "exit(")) or not frame.source)
+        and WRONG_RESULT_RE.search(err.message)
+        and not _raised_in_tvm(err)
+    ):
+        return Classification(
+            Outcome.WRONG_RESULT,
+            signature=signature,
+            detail="The script's own check of the result failed.",
+            evidence=ev,
+        )
+
+    # 5. TVM's own checks.
+    if short == "InternalError" or "Check failed" in text:
+        check = next((ln.strip() for ln in err.lines if "Check failed" in ln), "")
+        return Classification(
+            Outcome.INTERNAL_ERROR,
+            signature=signature if "Check failed" in signature or not check else normalize_paths(check),
+            detail="A TVM internal check failed.",
+            evidence=ev,
+        )
+
+    # 6. Any other error raised inside TVM.
+    if _is_tvm_name(err.type) or short in {"TVMError", "DiagnosticError", "ScheduleError", "ParserError"} or _raised_in_tvm(err):
+        extra = next((ln.strip() for ln in err.lines if ln.startswith("Error message:")), "")
+        if extra and extra not in ev:
+            ev = (*ev, normalize_paths(extra))
+        return Classification(
+            Outcome.TVM_ERROR,
+            signature=signature,
+            detail=f"TVM raised `{short}`.",
+            evidence=ev,
+        )
+
+    # 7. The script's own code.
+    return Classification(
+        Outcome.PYTHON_ERROR,
+        signature=signature,
+        detail=f"The script itself raised `{short}` (not TVM).",
+        evidence=ev,
+    )
+
+
+def _wrong_signature(err: PyError, fallback: str) -> str:
+    for line in err.lines:
+        if line.strip().startswith("Mismatched elements"):
+            return line.strip()
+    return fallback
+
+
+def _missing(
+    package: str, signature: str, evidence: tuple[str, ...], *, detail: str = ""
+) -> Classification:
+    return Classification(
+        Outcome.MISSING_DEPENDENCY,
+        signature=signature,
+        detail=detail or f"`{package}` is not installed on this worker.",
+        evidence=evidence,
+    )

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -32,7 +33,6 @@ from typing import Any
 import httpx
 import pytest
 import redis
-
 from fake_github import FakeGitHub  # tests/ is on sys.path (pytest rootdir conftest)
 
 REPO = "octo-org/tvm-sandbox"
@@ -189,10 +189,8 @@ class Proc:
 
     def kill(self) -> None:
         """SIGKILL the process and everything it started (a machine lost mid-run)."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.popen.wait(10)
 
     def stop(self) -> None:
@@ -206,10 +204,8 @@ class Proc:
         except ProcessLookupError:
             pass
         # Reap what is left of the group (pool children of a worker stopped mid-task).
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 @dataclass

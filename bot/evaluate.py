@@ -1,0 +1,338 @@
+"""``reprobot eval CORPUS_DIR``: measure the bot against issues a human has triaged.
+
+Each case is a folder with ``issue.json`` (a GitHub issue object, with ``comments``),
+``expected.yaml`` (``has_repro``, ``repro_shape``, ``needs``, ``reported.outcome``,
+``observed.outcome``, ``verdict``) and, where the human found one, ``repro.py``. For every case the
+bot plans (extract + needs), runs the script against the TVM under test (unless ``--no-run``),
+probes the environment and concludes; then this prints the agreement with the human per field,
+per outcome and per verdict, and lists every disagreement with a one-line why.
+
+This is a measuring tool, not a test: the corpus path is an argument and nothing from it is copied
+into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.extract import extract_repro
+from bot.models import Issue, Repro, RunResult
+from bot.needs import GPU_DEVICES, detect_needs
+
+FIELDS = ("has_repro", "shape", "script", "needs", "reported", "observed", "verdict")
+
+
+@dataclass
+class CaseResult:
+    name: str
+    expected: dict[str, Any]
+    repro: Repro
+    needs: tuple[str, ...]
+    script_match: str = ""  # identical | same-code | differs | "" (nothing to compare)
+    script_diff: str = ""
+    outcome: str | None = None
+    verdict: str | None = None
+    reported: str | None = None
+    signature: str = ""
+    last_line: str = ""
+    seconds: float | None = None
+    error: str = ""
+    # field -> (expected, got, why) for each disagreement
+    disagreements: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    checked: set[str] = field(default_factory=set)
+
+
+# --------------------------------------------------------------------------------------------
+# Swappable shell pieces (the real runner / probe / pipeline when they are installed)
+
+
+def _plan(issue: Issue) -> Any:
+    try:
+        from bot.pipeline import plan
+    except ImportError:
+        return _LocalPlan(issue)
+    return plan(issue)
+
+
+class _LocalPlan:
+    """``bot.pipeline.plan`` without the later stages (for ``--no-run`` while they are missing)."""
+
+    def __init__(self, issue: Issue) -> None:
+        self.repro = extract_repro(issue)
+        self.needs = detect_needs(self.repro.script) if self.repro.found else ()
+        self.worker = "gpu" if any(n in GPU_DEVICES for n in self.needs) else "cpu"
+
+
+def _runner(python: str, sandbox: str | None, timeout: float) -> Callable[[Repro], RunResult]:
+    try:
+        from dataclasses import replace
+
+        from bot.config import SandboxConfig
+        from bot.models import RunLimits
+        from tasks.runner import run_script
+    except ImportError:
+        return lambda repro: _plain_run(repro, python, timeout)
+    cfg = SandboxConfig(limits=RunLimits(timeout_s=timeout))
+    if sandbox:
+        cfg = replace(cfg, backend=sandbox)
+
+    def run(repro: Repro) -> RunResult:
+        return run_script(repro.script, python=python, args=repro.args, sandbox=cfg)
+
+    return run
+
+
+def _plain_run(repro: Repro, python: str, timeout: float) -> RunResult:
+    """Fallback when ``tasks.runner`` is not there: a plain child process in a scratch dir."""
+    with tempfile.TemporaryDirectory(prefix="reprobot-eval-") as tmp:
+        path = Path(tmp) / "repro.py"
+        path.write_text(repro.script, encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL")}
+        env["TVM_BACKTRACE"] = "1"
+        start = time.monotonic()
+        try:
+            p = subprocess.run(
+                [python, "-X", "faulthandler", str(path), *repro.args],
+                cwd=tmp, env=env, capture_output=True, text=True, errors="replace",
+                timeout=timeout, start_new_session=True,
+            )
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout if isinstance(e.stdout, str) else (e.stdout or b"").decode(errors="replace")
+            err = e.stderr if isinstance(e.stderr, str) else (e.stderr or b"").decode(errors="replace")
+            return RunResult(None, None, time.monotonic() - start, timed_out=True,
+                             stdout_tail=out[-20000:], stderr_tail=err[-20000:], limit_hit="time")
+        seconds = time.monotonic() - start
+        code = p.returncode
+        return RunResult(
+            exit_code=code if code >= 0 else None,
+            signal=-code if code < 0 else None,
+            seconds=seconds,
+            stdout_tail=p.stdout[-20000:],
+            stderr_tail=p.stderr[-20000:],
+            sandbox="none",
+        )
+
+
+def _probe(python: str) -> dict[str, str]:
+    try:
+        from tasks.probe import probe_environment
+    except ImportError:
+        return {}
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "reprobot"
+    return dict(probe_environment(python, cache_dir=cache))
+
+
+# --------------------------------------------------------------------------------------------
+# Cases
+
+
+def load_case(folder: Path) -> tuple[Issue, dict[str, Any], str | None]:
+    data = json.loads((folder / "issue.json").read_text(encoding="utf-8"))
+    issue = Issue.from_github(data)
+    expected = yaml.safe_load((folder / "expected.yaml").read_text(encoding="utf-8")) or {}
+    repro_py = folder / "repro.py"
+    script = repro_py.read_text(encoding="utf-8") if repro_py.is_file() else None
+    return issue, expected, script
+
+
+def find_cases(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.iterdir() if (p / "issue.json").is_file()
+                  and (p / "expected.yaml").is_file())
+
+
+def compare_scripts(got: str, want: str) -> tuple[str, str]:
+    """identical (modulo whitespace) | same-code (same AST) | differs, with the first difference."""
+    g, w = _norm_lines(got), _norm_lines(want)
+    if g == w:
+        return "identical", ""
+    try:
+        if ast.dump(ast.parse(got)) == ast.dump(ast.parse(want)):
+            return "same-code", ""
+    except (SyntaxError, ValueError):
+        pass
+    for k in range(max(len(g), len(w))):
+        a = g[k] if k < len(g) else "<end>"
+        b = w[k] if k < len(w) else "<end>"
+        if a != b:
+            return "differs", f"line {k + 1}: got {a[:60]!r}, want {b[:60]!r}"
+    return "differs", ""
+
+
+def _norm_lines(s: str) -> list[str]:
+    return [ln.rstrip() for ln in s.replace("\r\n", "\n").split("\n") if ln.strip()]
+
+
+def evaluate_case(
+    folder: Path, *, run: Callable[[Repro], RunResult] | None, python: str
+) -> CaseResult:
+    issue, exp, want_script = load_case(folder)
+    the_plan = _plan(issue)
+    repro: Repro = the_plan.repro
+    res = CaseResult(folder.name, exp, repro, tuple(the_plan.needs))
+    _check(res, "has_repro", bool(exp.get("has_repro")), repro.found,
+           repro.reason if not repro.found else f"found in {', '.join(repro.blocks)}")
+    if repro.found and exp.get("has_repro"):
+        _check(res, "shape", str(exp.get("repro_shape", "")), repro.shape,
+               f"blocks {', '.join(repro.blocks)}")
+        _check(res, "needs", sorted(exp.get("needs") or []), sorted(res.needs), "")
+        if want_script is not None:
+            res.script_match, res.script_diff = compare_scripts(repro.script, want_script)
+            res.checked.add("script")
+            if res.script_match == "differs":
+                res.disagreements["script"] = ("repro.py", "differs", res.script_diff)
+    if run is None:
+        if not repro.found:
+            res.outcome = "no-repro"
+            _check(res, "observed", _get(exp, "observed", "outcome"), "no-repro", "")
+        return res
+    try:
+        from bot.pipeline import conclude
+    except ImportError as e:
+        res.error = f"pipeline incomplete ({e})"
+        return res
+    result = None
+    environment: dict[str, str] = {}
+    if repro.found:
+        result = run(repro)
+        environment = _probe(python)
+    triage = conclude(issue, the_plan, result, environment)
+    res.outcome = triage.outcome.value
+    res.verdict = triage.verdict.value
+    res.reported = triage.reported.outcome.value if triage.reported and triage.reported.outcome else None
+    res.signature = triage.classification.signature
+    if result is not None:
+        res.seconds = result.seconds
+        tail = (result.stderr_tail.strip() or result.stdout_tail.strip()).split("\n")
+        res.last_line = tail[-1] if tail else ""
+    why = res.signature or res.last_line
+    _check(res, "reported", _get(exp, "reported", "outcome"), res.reported or "none",
+           triage.reported.signature if triage.reported else "nothing parsed")
+    _check(res, "observed", _get(exp, "observed", "outcome"), res.outcome, why)
+    _check(res, "verdict", str(exp.get("verdict", "")), res.verdict,
+           f"outcome {res.outcome}, reported {res.reported}")
+    return res
+
+
+def _get(d: dict[str, Any], *keys: str) -> str:
+    cur: Any = d
+    for k in keys:
+        cur = cur.get(k) if isinstance(cur, dict) else None
+    return str(cur) if cur not in (None, "") else "none"
+
+
+def _check(res: CaseResult, name: str, want: Any, got: Any, why: str) -> None:
+    res.checked.add(name)
+    if want != got:
+        res.disagreements[name] = (_fmt(want), _fmt(got), why)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(str(x) for x in v) + "]"
+    return str(v)
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+
+
+def report(results: list[CaseResult], *, ran: bool) -> str:
+    out: list[str] = []
+    n = len(results)
+    out.append(f"reprobot eval: {n} cases" + ("" if ran else " (extraction only, --no-run)"))
+    out.append("")
+    out.append("agreement with the human triager, per field:")
+    for f in FIELDS:
+        checked = [r for r in results if f in r.checked]
+        if not checked:
+            continue
+        agree = sum(1 for r in checked if f not in r.disagreements)
+        out.append(f"  {f:<10} {agree:>3}/{len(checked):<3} {100 * agree / len(checked):5.1f}%")
+    scripts = Counter(r.script_match for r in results if r.script_match)
+    if scripts:
+        out.append("  script vs repro.py: " + ", ".join(f"{k} {v}" for k, v in sorted(scripts.items())))
+    for f, key in (("observed", ("observed", "outcome")), ("verdict", ("verdict",)),
+                   ("reported", ("reported", "outcome"))):
+        checked = [r for r in results if f in r.checked]
+        if not checked:
+            continue
+        out.append("")
+        out.append(f"{f} per expected value (agree/total, then what the bot said):")
+        by: dict[str, list[CaseResult]] = {}
+        for r in checked:
+            by.setdefault(_get(r.expected, *key), []).append(r)
+        for value in sorted(by):
+            rs = by[value]
+            agree = sum(1 for r in rs if f not in r.disagreements)
+            wrong = Counter(r.disagreements[f][1] for r in rs if f in r.disagreements)
+            extra = (" | got " + ", ".join(f"{k} x{v}" for k, v in wrong.most_common())) if wrong else ""
+            out.append(f"  {value:<20} {agree}/{len(rs)}{extra}")
+    out.append("")
+    dis = [(r, f) for r in results for f in FIELDS if f in r.disagreements]
+    out.append(f"disagreements ({len(dis)}):")
+    for r, f in dis:
+        want, got, why = r.disagreements[f]
+        line = f"  {r.name:<28} {f:<9} expected {want}, got {got}"
+        if why:
+            line += f" -- {' '.join(why.split())[:140]}"
+        out.append(line)
+    errors = [r for r in results if r.error]
+    if errors:
+        out.append("")
+        out.append("not evaluated:")
+        for r in errors:
+            out.append(f"  {r.name}: {r.error}")
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="reprobot eval", description=__doc__.split("\n")[0])
+    p.add_argument("corpus", help="folder of cases (issue.json, expected.yaml, repro.py)")
+    p.add_argument("--jobs", type=int, default=2, help="cases run in parallel (default 2)")
+    p.add_argument("--no-run", action="store_true", help="extraction and needs only; run nothing")
+    p.add_argument("--tvm-python", default=sys.executable, help="interpreter with apache-tvm")
+    p.add_argument("--sandbox", choices=("bwrap", "docker", "none"), help="sandbox backend")
+    p.add_argument("--timeout", type=float, default=300.0, help="wall-time limit per script (s)")
+    p.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
+    p.add_argument("--show", action="store_true", help="print each extracted script")
+    args = p.parse_args(list(argv) if argv is not None else None)
+
+    corpus = Path(args.corpus)
+    if not corpus.is_dir():
+        print(f"reprobot eval: {corpus} is not a folder", file=sys.stderr)
+        return 2
+    cases = [c for c in find_cases(corpus) if not args.case or c.name in args.case]
+    if not cases:
+        print(f"reprobot eval: no cases (folders with issue.json + expected.yaml) in {corpus}",
+              file=sys.stderr)
+        return 2
+    run = None if args.no_run else _runner(args.tvm_python, args.sandbox, args.timeout)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(pool.map(lambda c: evaluate_case(c, run=run, python=args.tvm_python),
+                                cases))
+    if args.show:
+        for r in results:
+            print(f"===== {r.name}: found={r.repro.found} shape={r.repro.shape} "
+                  f"blocks={list(r.repro.blocks)} args={list(r.repro.args)} needs={list(r.needs)}")
+            print(r.repro.script if r.repro.found else r.repro.reason)
+    print(report(results, ran=run is not None))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,943 @@
+"""Find the runnable repro script in an issue.
+
+Pure: ``extract_repro(issue)`` looks at markdown text only (no I/O, nothing is executed; Python
+is only *parsed* with ``ast``). The order of search:
+
+1. the issue body, then each of the author's comments, one source at a time; in each source:
+   a. code blocks (fenced or indented): scripts are told from tracebacks, logs, shell lines,
+      program output and IR dumps; ``>>>`` sessions are turned into scripts; a repro split over
+      several blocks is joined when a later block uses what an earlier one defines (and the text
+      does not present it as a working variant);
+   b. code pasted without fences (scraped reports, forum posts);
+   c. Python wrapped in shell: ``python -c "..."`` lines and ``$ python`` sessions;
+2. code blocks in other people's comments that say they reproduce the problem;
+3. a ``python -c`` one-liner in the title.
+
+No script: ``Repro(found=False, reason=...)`` with a polite, specific sentence for the comment.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import shlex
+import textwrap
+from dataclasses import dataclass, field
+
+from markdown_it import MarkdownIt
+
+from bot.models import Issue, Repro
+
+# Fence info strings that hold Python (or may: untagged / plain text blocks).
+PY_TAGS = frozenset(
+    {"python", "py", "python3", "py3", "python2", "ipython", "ipython3", "pycon", "python-repl",
+     "pyi", "sage", "jupyter"}
+)
+PLAIN_TAGS = frozenset({"", "text", "txt", "plain", "plaintext", "none", "code", "raw", "log",
+                        "output", "console", "shell-session"})
+SHELL_TAGS = frozenset({"sh", "bash", "shell", "console", "shell-session", "zsh", "cmd", "bat",
+                        "powershell", "ps", "ps1", "terminal", "fish"})
+
+MAX_UNFENCED_LINES = 1500
+UNFENCED_LOOKAHEAD = 60
+
+_ASK = (
+    "Could you paste a minimal, self-contained Python script that shows the problem (in a "
+    "```python code block)? The bot will then run it against the current TVM and report back."
+)
+
+_BUILTINS = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__builtins__"}
+
+_TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\)")
+_ERROR_LINE_RE = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Fault|Warning)\b"
+    r"(?:\s*:.*)?$"
+)
+_OUTPUT_LINE_RE = re.compile(
+    r"^\s*(?:Traceback \(most recent call last\)"
+    r"|\[\d\d:\d\d:\d\d\]"  # TVM log lines
+    r"|Segmentation fault|Aborted|Illegal instruction|Bus error|Floating point exception"
+    r"|free\(\)|double free|munmap_chunk|terminate called|corrupted "
+    r"|Fatal Python error|Current thread|Thread 0x|  File \".*\", line \d+"
+    r"|error: |warning: |\d+: +(?:tvm|TVM)|Check failed"
+    r"|(?:Output|Result|Results|Expected|Actual|Got|Error|Log|Logs)\s*:\s*$)"
+)
+_PROSE_LINE_RE = re.compile(r"^[A-Z][a-z']+(?:,? [A-Za-z'(),]+){3,}[.:!?]?\s*$")
+_STRONG_START_RE = re.compile(
+    r"^\s*(?:import\s+[A-Za-z_][\w.]*|from\s+[\w.]+\s+import\s+\S)"
+)
+_PROMPT_RE = re.compile(r"^\s*(?:>>>|\.\.\.)(?: |$)")
+_IPY_IN_RE = re.compile(r"^\s*In \[\d*\]: ?")
+_IPY_CONT_RE = re.compile(r"^\s*\.\.\.+: ?")
+_IPY_OUT_RE = re.compile(r"^\s*Out\[\d*\]:")
+_SHELL_PROMPT = r"(?:[^\s$#>]*[$#%>]\s*|PS [^>]*>\s*|\(\S+\)\s*[$#]?\s*)?"
+_PY_EXE = r"(?:python(?:\d(?:\.\d+)?)?|py)(?:\.exe)?"
+_PY_DASH_C_RE = re.compile(rf"(?:^|[\s`'\"$>;&|(]){_PY_EXE}((?:\s+-[A-Za-z]+)*)\s+-c\s+(?=\S)")
+_PY_REPL_RE = re.compile(rf"^\s*{_SHELL_PROMPT}{_PY_EXE}(?:\s+-[iuqBE]+)*\s*$")
+_PY_FILE_RE = re.compile(
+    rf"(?:^|[\s`'\"$>;&|(=]){_PY_EXE}((?:\s+-[A-Za-z]+)*)\s+((?:[\w.~-]*[/\\])*[\w.-]+\.py)\b([^\n`]*)"
+)
+_PYTEST_RE = re.compile(r"(?:^|[\s`$>])(?:python\d?\s+-m\s+)?pytest\b([^\n`]*)")
+_TEST_FILE_RE = re.compile(r"(?:^|[/\\])(?:test_[\w-]*|[\w-]*_test)\.py$")
+_ATTACH_RE = re.compile(
+    r"\[([^\]\n]+)\]\((https?://[^)\s]*(?:user-attachments|/files/|/assets/)[^)\s]*|"
+    r"https?://[^)\s]+\.(?:zip|tar|gz|tgz|7z|rar|py|ipynb|onnx|pt|pth|pb|tflite|txt|log|json|so))\)"
+)
+_TEMPLATE_RE = re.compile(
+    r"What you were expecting|What actually happened|Preferably a minimal script|"
+    r"Any environment details, such as|A clear and concise description|"
+    r"Steps to reproduce the behavior|\bPlease describe\b|<!--.*?-->",
+    re.IGNORECASE,
+)
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+_SECTION_WORDS_RE = re.compile(
+    r"steps to reproduce|to reproduce|reproduc|expected behaviou?r|actual behaviou?r|environment|"
+    r"triage|description|additional context|error|output|log|traceback",
+    re.IGNORECASE,
+)
+_VARIANT_RE = re.compile(
+    r"\b(?:works?|working|worked|succeeds?|succeeded|successfully|passes|passed|runs fine|is fine|"
+    r"no (?:error|problem|issue|crash)s?|work-?around|instead|alternatively|expected (?:output|result)|"
+    r"correct (?:output|result|version)|fixed version|without (?:the )?(?:error|bug|crash))\b",
+    re.IGNORECASE,
+)
+_INCOMPLETE_RE = re.compile(
+    r"\bnot (?:copying|pasting|including|posting|sharing|showing) (?:it|them|that|all|here|"
+    r"the (?:whole|full|entire|rest|code|model|script|program))\b|"
+    r"\b(?:can'?t|cannot|could not|couldn'?t|unable to) (?:share|post|include|paste|disclose|"
+    r"release) (?:the|my|it|all|this|our)\b|"
+    r"\b(?:rest|part|parts|remainder) of (?:the|my|our) (?:code|script|model|program) "
+    r"(?:is |are |was |were )?(?:omitted|left out|not shown|not included)|"
+    r"\b(?:left|cut) out\b|\bpseudo-?code\b|"
+    r"\bincomplete (?:code|script|snippet|example)\b|"
+    r"\b(?:code|script|snippet|example) is (?:incomplete|not complete|not runnable)\b|"
+    r"\brather involved\b|\btoo (?:long|large|big|complex) to (?:post|paste|share|include)\b",
+    re.IGNORECASE,
+)
+_REPRO_WORDS_RE = re.compile(r"\b(?:repro|reproduc\w*|minimal|mre|mwe)\b", re.IGNORECASE)
+_ENV_SECTION_RE = re.compile(r"^\s*(?:environment|env|system info|versions?)\b", re.IGNORECASE)
+_SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'",
+                        "\u00a0": " ", "\u2212": "-"})
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+
+
+@dataclass(frozen=True)
+class _Source:
+    name: str  # "body" | "comment3" | "title"
+    text: str
+    by_author: bool
+
+
+@dataclass(frozen=True)
+class _Block:
+    label: str  # "body#0"
+    lang: str  # first word of the fence info string, lower case; "" for indented blocks
+    text: str
+    prose: str  # the text between the previous block (or the source's start) and this block
+    section: str  # the nearest heading above the block ("" if none)
+    start: int  # first line (0-based) of the block in the source, fences included
+    end: int  # one past the last line
+    fenced: bool = True  # False: an indented code block
+
+
+@dataclass
+class _Code:
+    """A block turned into Python."""
+
+    block: _Block
+    code: str
+    tree: ast.Module
+    kind: str  # "script" | "defs" | "ir" | "broken"
+    interactive: bool = False
+
+
+@dataclass
+class _Findings:
+    """What was seen while searching, to explain a ``found=False``."""
+
+    error_output: bool = False
+    attachments: list[str] = field(default_factory=list)
+    test_commands: list[str] = field(default_factory=list)
+    file_commands: list[str] = field(default_factory=list)
+    template: bool = False
+    incomplete: str = ""
+    placeholder: bool = False
+    other_code: bool = False
+
+
+# --------------------------------------------------------------------------------------------
+# Entry point
+
+
+def extract_repro(issue: Issue) -> Repro:
+    """The repro script of ``issue`` (or ``found=False`` with a reason for the comment)."""
+    sources = [_Source("body", _normalise(issue.body), True)]
+    others: list[_Source] = []
+    for n, c in enumerate(issue.comments, start=1):
+        src = _Source(f"comment{n}", _normalise(c.body), True)
+        if issue.author and c.author == issue.author:
+            sources.append(src)
+        else:
+            others.append(_Source(src.name, src.text, False))
+    findings = _Findings()
+    all_author_text = "\n".join(s.text for s in sources)
+
+    for src in sources:
+        blocks = _blocks(src)
+        repro = (
+            _from_blocks(src, blocks, findings)
+            or _shell_in_blocks(blocks)
+            or _from_unfenced(src, blocks, findings)
+            or _shell_in_prose(src, blocks)
+        )
+        if repro is not None:
+            return _with_args(repro, all_author_text)
+        _note(src, blocks, findings)
+
+    for src in others:
+        if not _REPRO_WORDS_RE.search(src.text):
+            continue
+        blocks = [b for b in _blocks(src) if not _is_quoted(src.text, b)]
+        repro = _from_blocks(src, blocks, _Findings())
+        if repro is not None:
+            return repro
+
+    title = _Source("title", _normalise(issue.title), True)
+    repro = _shell_dash_c(title.text, "title")
+    if repro is not None:
+        return repro
+    return Repro(found=False, shape="none", reason=_reason(findings))
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown
+
+
+_HTML_LINE_RE = re.compile(r"^\s*</?(?:details|summary|p|div|br|hr|pre)\b[^>]*>.*$", re.I)
+
+
+def _normalise(text: str) -> str:
+    """Line ends, and blank lines around ``<details>``/``<summary>`` lines so that a fence right
+    after them is a fence (CommonMark would otherwise keep it inside the HTML block)."""
+    lines = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[str] = []
+    for ln in lines:
+        if _HTML_LINE_RE.match(ln) and not ln.lstrip().startswith("<pre"):
+            out.extend(["", ln, ""])
+        else:
+            out.append(ln)
+    return "\n".join(out)
+
+
+_MD = MarkdownIt("commonmark")
+
+
+def _blocks(src: _Source) -> list[_Block]:
+    text = _repair_unclosed_fences(src.text)
+    tokens = _MD.parse(text)
+    lines = text.split("\n")
+    blocks: list[_Block] = []
+    prev_end = 0
+    section = ""
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and i + 1 < len(tokens):
+            section = tokens[i + 1].content.strip()
+            continue
+        if tok.type not in ("fence", "code_block") or not tok.map:
+            continue
+        start, end = tok.map
+        lang = tok.info.strip().split()[0].lower().strip("{}.") if tok.info.strip() else ""
+        prose = "\n".join(lines[prev_end:start])
+        blocks.append(
+            _Block(
+                label=f"{src.name}#{len(blocks)}",
+                lang=lang,
+                text=tok.content,
+                prose=prose,
+                section=section,
+                start=start,
+                end=end,
+                fenced=tok.type == "fence",
+            )
+        )
+        prev_end = end
+    return blocks
+
+
+def _repair_unclosed_fences(text: str) -> str:
+    """Close a fence the author left open before the next section heading.
+
+    An unclosed ```` ``` ```` shifts every later fence by one: the heading after it lands inside a
+    code block and the script after it outside. When a block that is not Python ends with a
+    markdown heading (only blank lines after it), the author forgot to close it there.
+    """
+    for _ in range(8):
+        lines = text.split("\n")
+        changed = False
+        for tok in _MD.parse(text):
+            if tok.type != "fence" or not tok.map:
+                continue
+            start, end = tok.map
+            body = tok.content.split("\n")
+            if _parse(tok.content) is not None:
+                continue
+            nonblank = [k for k, ln in enumerate(body) if ln.strip()]
+            if len(nonblank) < 2:
+                continue
+            last = nonblank[-1]
+            if not _HEADING_RE.match(body[last]):
+                continue
+            fence_line = lines[start]
+            marker = fence_line.strip()[:3] if fence_line.strip()[:1] in "`~" else "```"
+            indent = fence_line[: len(fence_line) - len(fence_line.lstrip())]
+            insert_at = start + 1 + last
+            if insert_at >= end:
+                continue
+            lines.insert(insert_at, indent + marker)
+            text = "\n".join(lines)
+            changed = True
+            break
+        if not changed:
+            break
+    return text
+
+
+def _is_quoted(text: str, block: _Block) -> bool:
+    lines = text.split("\n")[block.start : block.end]
+    return bool(lines) and all(ln.lstrip().startswith(">") for ln in lines if ln.strip())
+
+
+def _last_paragraph(prose: str) -> str:
+    parts = [p for p in re.split(r"\n\s*\n", prose) if p.strip()]
+    return parts[-1] if parts else ""
+
+
+# --------------------------------------------------------------------------------------------
+# Python recognition
+
+
+def _parse(code: str) -> ast.Module | None:
+    if not code.strip():
+        return None
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _dedent(code: str) -> str:
+    code = textwrap.dedent(code.expandtabs(8) if "\t" in code and " " in code else code)
+    return code.strip("\n") + "\n"
+
+
+def _does_something(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.Import | ast.ImportFrom | ast.Call) for node in ast.walk(tree))
+
+
+def _has_import(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.Import | ast.ImportFrom) for n in ast.walk(tree))
+
+
+def _looks_like_error_message(tree: ast.Module, code: str) -> bool:
+    """``ValueError: bad`` parses as an annotation; a block ending so is an error message."""
+    last_line = next((ln for ln in reversed(code.split("\n")) if ln.strip()), "")
+    if not _ERROR_LINE_RE.match(last_line):
+        return False
+    last = tree.body[-1] if tree.body else None
+    return isinstance(last, ast.AnnAssign | ast.Expr) and not (
+        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+    )
+
+
+def _is_ir_dump(tree: ast.Module, code: str) -> bool:
+    first = next((ln.strip() for ln in code.split("\n") if ln.strip()), "")
+    return bool(first.startswith("# from tvm.script import") or first.startswith("#[version"))
+
+
+def _is_defs_only(tree: ast.Module) -> bool:
+    body = [s for s in tree.body if not _is_docstring(s)]
+    return bool(body) and not _has_import(tree) and all(
+        isinstance(s, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) for s in body
+    )
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
+        stmt.value.value, str
+    )
+
+
+def _strip_prompts(lines: list[str]) -> str | None:
+    """A ``>>>`` / ``In [1]:`` session as a script: prompts stripped, printed output dropped."""
+    out: list[str] = []
+    in_code = False
+    seen = False
+    for ln in lines:
+        m = re.match(r"^(\s*)>>> ?(.*)$", ln) or re.match(r"^(\s*)>>>$", ln)
+        if m:
+            out.append(m.group(2) if m.lastindex and m.lastindex >= 2 else "")
+            in_code = seen = True
+            continue
+        m = _IPY_IN_RE.match(ln)
+        if m:
+            out.append(ln[m.end():])
+            in_code = seen = True
+            continue
+        if in_code:
+            m = re.match(r"^\s*\.\.\.(?: (.*))?$", ln)
+            if m:
+                out.append(m.group(1) or "")
+                continue
+            m = _IPY_CONT_RE.match(ln)
+            if m:
+                out.append(ln[m.end():])
+                continue
+        in_code = False  # printed output, a traceback, Out[n]: ...
+    if not seen:
+        return None
+    return "\n".join(out)
+
+
+def _has_prompts(lines: list[str]) -> bool:
+    return any(re.match(r"^\s*>>>( |$)", ln) or _IPY_IN_RE.match(ln) for ln in lines)
+
+
+def _cut_at_output(code: str) -> str | None:
+    """The code before the output pasted after it in the same block (a traceback, a log)."""
+    lines = code.split("\n")
+    for k, ln in enumerate(lines):
+        if k and (_OUTPUT_LINE_RE.match(ln) or _ERROR_LINE_RE.match(ln) or _PROSE_LINE_RE.match(ln)):
+            head = "\n".join(lines[:k])
+            tree = _parse(head)
+            if tree is not None and _does_something(tree):
+                return head
+            return None
+    return None
+
+
+def _python_of(text: str) -> tuple[str, ast.Module, bool] | None:
+    """``text`` as Python: (code, tree, interactive), trying the usual repairs; else None."""
+    text = text.replace("\u00a0", " ")
+    lines = text.split("\n")
+    interactive = False
+    if _has_prompts(lines):
+        stripped = _strip_prompts(lines)
+        if stripped is not None:
+            text, interactive = stripped, True
+    code = _dedent(text)
+    tree = _parse(code)
+    if tree is not None:
+        return code, tree, interactive
+    candidates = []
+    smart = code.translate(_SMART)
+    candidates.append(smart)
+    ls = smart.split("\n")
+    if len(ls) > 1:
+        candidates.append(ls[0] + "\n" + textwrap.dedent("\n".join(ls[1:])))
+    no_magic = "\n".join(ln for ln in ls if not re.match(r"^\s*[!%]", ln))
+    candidates.append(no_magic)
+    for cand in candidates:
+        tree = _parse(cand)
+        if tree is not None:
+            return _dedent(cand), tree, interactive
+    cut = _cut_at_output(smart)
+    if cut is not None:
+        cut = _dedent(cut)
+        tree = _parse(cut)
+        if tree is not None:
+            return cut, tree, interactive
+    return None
+
+
+def _classify_block(block: _Block) -> _Code | None:
+    lang = block.lang
+    if lang not in PY_TAGS and lang not in PLAIN_TAGS:
+        return None
+    got = _python_of(block.text)
+    if got is None:
+        first = next((ln for ln in block.text.split("\n") if ln.strip()), "")
+        if (
+            lang in PY_TAGS
+            and _STRONG_START_RE.match(first)
+            and not any(_TRACEBACK_RE.match(ln) for ln in block.text.split("\n"))
+        ):
+            # Code with a genuine syntax error: running it says so (python-error).
+            dummy = ast.Module(body=[], type_ignores=[])
+            return _Code(block, _dedent(block.text), dummy, "broken")
+        return None
+    code, tree, interactive = got
+    if not tree.body or _looks_like_error_message(tree, code):
+        return None
+    if not block.fenced and not _has_import(tree):
+        return None  # an indented piece of code pasted without fences: see _from_unfenced
+    if _is_ir_dump(tree, code):
+        return _Code(block, code, tree, "ir", interactive)
+    if _is_defs_only(tree):
+        return _Code(block, code, tree, "defs", interactive)
+    if not _does_something(tree):
+        return None
+    return _Code(block, code, tree, "script", interactive)
+
+
+# --------------------------------------------------------------------------------------------
+# Names (to decide whether one block continues another)
+
+
+def _bound_names(tree: ast.Module, *, imports: bool) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif imports and isinstance(node, ast.Import | ast.ImportFrom):
+            for a in node.names:
+                names.add((a.asname or a.name).split(".")[0])
+    return names
+
+
+def _top_bindings(tree: ast.Module) -> set[str]:
+    """Names a block defines at module level, imports excluded."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(stmt.name)
+            continue
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+def _free_names(tree: ast.Module) -> set[str]:
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loads - _bound_names(tree, imports=True) - _BUILTINS
+
+
+def _depends(later: _Code, earlier_defs: set[str]) -> bool:
+    return bool(_free_names(later.tree) & earlier_defs)
+
+
+# --------------------------------------------------------------------------------------------
+# 1a. Code blocks
+
+
+def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Repro | None:
+    codes: list[_Code] = []
+    for b in blocks:
+        c = _classify_block(b)
+        if c is not None:
+            codes.append(c)
+    scripts = [c for c in codes if c.kind == "script"]
+    primary = _pick_primary(scripts)
+    if primary is None:
+        broken = [c for c in codes if c.kind == "broken"]
+        if broken:
+            primary = broken[0]
+            return _finish(src, [primary], n_scripts=1, findings=findings)
+        return None
+    chain = [primary]
+    defs = _top_bindings(primary.tree)
+    # Definitions-only blocks just before the driver that uses them.
+    for c in reversed([c for c in codes if c.block.start < primary.block.start]):
+        if c.kind == "defs" and _depends(primary, _top_bindings(c.tree)):
+            chain.insert(0, c)
+            defs |= _top_bindings(c.tree)
+    for c in codes:
+        if c.block.start <= primary.block.start or c.kind not in ("script", "defs"):
+            continue
+        if _VARIANT_RE.search(_last_paragraph(c.block.prose)):
+            continue
+        if _depends(c, defs):
+            chain.append(c)
+            defs |= _top_bindings(c.tree)
+    n_scripts = len(scripts) + sum(1 for c in chain if c.kind == "defs")
+    return _finish(src, chain, n_scripts=n_scripts, findings=findings)
+
+
+def _pick_primary(scripts: list[_Code]) -> _Code | None:
+    if not scripts:
+        return None
+    # A block with imports is a script; one without may be printed output that parses.
+    scripts = sorted(scripts, key=lambda c: (not _has_import(c.tree), c.block.start))
+    for c in scripts:
+        if _ENV_SECTION_RE.match(c.block.section) and len(c.tree.body) <= 3:
+            continue  # a version print under "Environment"
+        return c
+    return scripts[0]
+
+
+def _finish(src: _Source, chain: list[_Code], *, n_scripts: int, findings: _Findings) -> Repro | None:
+    first = chain[0]
+    para = _last_paragraph(first.block.prose)
+    incomplete = _INCOMPLETE_RE.search(para)
+    if incomplete:
+        findings.incomplete = _sentence_around(para, incomplete.start(), incomplete.end())
+        return None
+    code = "\n".join(c.code.rstrip("\n") for c in chain) + "\n"
+    if any(_has_placeholder(c.tree) for c in chain):
+        findings.placeholder = True
+        return None
+    if len(chain) > 1 or n_scripts > 1:
+        shape = "multi-block"
+    elif first.interactive:
+        shape = "interactive"
+    else:
+        shape = "fenced"
+    return Repro(
+        found=True,
+        script=code,
+        blocks=tuple(c.block.label for c in chain),
+        shape=shape,
+    )
+
+
+def _has_placeholder(tree: ast.Module) -> bool:
+    """``model = ...`` or a bare ``...`` at module level: the author left something out."""
+    for stmt in tree.body:
+        value = None
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.Expr):
+            value = stmt.value
+        if isinstance(value, ast.Constant) and value.value is Ellipsis:
+            return True
+    return False
+
+
+def _sentence_around(text: str, start: int, end: int) -> str:
+    left = max(text.rfind(".", 0, start), text.rfind("\n", 0, start)) + 1
+    right_candidates = [p for p in (text.find(".", end), text.find("\n", end)) if p != -1]
+    right = min(right_candidates) if right_candidates else len(text)
+    sentence = " ".join(text[left:right].split()).strip(" ,:;")
+    return sentence[:160]
+
+
+# --------------------------------------------------------------------------------------------
+# 1b. Code pasted without fences
+
+
+def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> Repro | None:
+    lines = src.text.split("\n")
+    # Fenced blocks are not prose: blank them out with a line that never parses.
+    for b in (b for b in blocks if b.fenced):
+        for k in range(b.start, min(b.end, len(lines))):
+            lines[k] = "\x00"
+    runs = _code_runs(lines)
+    if not runs:
+        return None
+    first_start, first_end, first_code, first_tree = runs[0]
+    chain = [(first_start, first_end, first_code)]
+    defs = _top_bindings(first_tree)
+    prev_end = first_end
+    for start, end, code, tree in runs[1:]:
+        between = "\n".join(lines[prev_end:start])
+        if _VARIANT_RE.search(between) or re.search(r"^\s*or\b", between, re.I | re.M):
+            continue
+        if _free_names(tree) & defs:
+            chain.append((start, end, code))
+            defs |= _top_bindings(tree)
+            prev_end = end
+    before = _last_paragraph("\n".join(lines[max(0, first_start - 8) : first_start]))
+    incomplete = _INCOMPLETE_RE.search(before)
+    if incomplete:
+        findings.incomplete = _sentence_around(before, incomplete.start(), incomplete.end())
+        return None
+    script = "\n".join(c.rstrip("\n") for _, _, c in chain) + "\n"
+    whole = _parse(script)
+    if whole is None or _has_placeholder(whole):
+        return None
+    return Repro(found=True, script=script, blocks=(f"{src.name}:unfenced",), shape="unfenced")
+
+
+def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
+    """Maximal runs of lines that parse as Python and start with an import."""
+    runs: list[tuple[int, int, str, ast.Module]] = []
+    i = 0
+    n = len(lines)
+    while i < n:
+        if not _STRONG_START_RE.match(lines[i]):
+            i += 1
+            continue
+        best: tuple[int, str, ast.Module] | None = None
+        fails = 0
+        j = i + 1
+        while j <= n and j - i <= MAX_UNFENCED_LINES:
+            if "\x00" in lines[j - 1]:
+                break
+            chunk = _dedent("\n".join(lines[i:j]).translate(_SMART))
+            tree = _parse(chunk)
+            if tree is not None:
+                best, fails = (j, chunk, tree), 0
+            else:
+                fails += 1
+                if fails > UNFENCED_LOOKAHEAD:
+                    break
+            j += 1
+        if best is None:
+            i += 1
+            continue
+        end, chunk, tree = best
+        trimmed = _trim_trailing(chunk, tree)
+        if trimmed is None:
+            i = end
+            continue
+        code, run_tree = trimmed
+        start = i
+        # Comment lines right above the first import belong to the script.
+        while start > 0 and lines[start - 1].lstrip().startswith("#") and not _HEADING_RE.match(
+            lines[start - 1]
+        ):
+            start -= 1
+        if start < i:
+            head = "\n".join(lines[start:i])
+            with_head = _dedent(head + "\n" + code)
+            if _parse(with_head) is not None:
+                code = with_head
+        if _does_something(run_tree) and _substantial(code, run_tree):
+            runs.append((start, end, code, run_tree))
+        i = end
+    return runs
+
+
+def _substantial(code: str, tree: ast.Module) -> bool:
+    """One line of prose can parse ("import successfully"); a one-line run must mention TVM."""
+    if len([ln for ln in code.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]) > 1:
+        return True
+    return "tvm" in code
+
+
+def _trim_trailing(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None:
+    """Drop trailing statements that are printed output or prose, not code (``# IR``, a bare
+    name such as a heading that lost its ``#``, a number, a list literal)."""
+    lines = code.split("\n")
+    body = list(tree.body)
+    while body:
+        last = body[-1]
+        if isinstance(last, ast.Expr) and not isinstance(last.value, ast.Call | ast.Await):
+            body.pop()
+            continue
+        break
+    if not body:
+        return None
+    end_line = body[-1].end_lineno or len(lines)
+    kept = "\n".join(lines[:end_line]).rstrip() + "\n"
+    new_tree = _parse(kept)
+    if new_tree is None:
+        return None
+    return kept, new_tree
+
+
+# --------------------------------------------------------------------------------------------
+# 1c. Python wrapped in shell
+
+
+def _shell_in_blocks(blocks: list[_Block]) -> Repro | None:
+    for b in blocks:
+        if b.lang and b.lang not in SHELL_TAGS and b.lang not in PLAIN_TAGS and b.lang not in PY_TAGS:
+            continue
+        repro = _shell_session(b.text, b.label) or _shell_dash_c(b.text, b.label)
+        if repro is not None:
+            return repro
+    return None
+
+
+def _shell_in_prose(src: _Source, blocks: list[_Block]) -> Repro | None:
+    prose = src.text.split("\n")
+    for b in blocks:
+        for k in range(b.start, min(b.end, len(prose))):
+            prose[k] = ""
+    text = "\n".join(prose)
+    return _shell_session(text, f"{src.name}:unfenced") or _shell_dash_c(
+        text, f"{src.name}:unfenced"
+    )
+
+
+def _shell_dash_c(text: str, label: str) -> Repro | None:
+    for m in _PY_DASH_C_RE.finditer(text):
+        rest = text[m.end():]
+        code = _first_shell_word(rest)
+        if not code:
+            continue
+        tree = _parse(code)
+        if tree is None or not _does_something(tree):
+            continue
+        return Repro(
+            found=True, script=code.strip("\n") + "\n", blocks=(label,), shape="shell-wrapped"
+        )
+    return None
+
+
+def _first_shell_word(rest: str) -> str:
+    for candidate in (rest, rest.split("\n", 1)[0]):
+        try:
+            lexer = shlex.shlex(candidate, posix=True)
+            lexer.whitespace_split = True
+            lexer.commenters = ""
+            return next(iter(lexer), "")
+        except ValueError:
+            continue
+    return ""
+
+
+def _shell_session(text: str, label: str) -> Repro | None:
+    """``$ python`` followed by the statements typed into it (with ``$``/``>>>`` prompts)."""
+    lines = text.split("\n")
+    for k, ln in enumerate(lines):
+        if not _PY_REPL_RE.match(ln):
+            continue
+        code_lines: list[str] = []
+        for nxt in lines[k + 1 :]:
+            m = re.match(r"^\s*(?:\$|>>>|\.\.\.|In \[\d*\]:)\s?(.*)$", nxt)
+            if m:
+                code_lines.append(m.group(1))
+                continue
+            if not nxt.strip() and not code_lines:
+                continue
+            break
+        code = "\n".join(code_lines).strip("\n")
+        tree = _parse(code)
+        if tree is not None and _does_something(tree):
+            return Repro(found=True, script=code + "\n", blocks=(label,), shape="shell-wrapped")
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments the author says to use
+
+
+def _with_args(repro: Repro, text: str) -> Repro:
+    if repro.shape == "shell-wrapped" or not re.search(r"\bargv\b|argparse|\bclick\b|\bfire\b",
+                                                       repro.script):
+        return repro
+    for m in _PY_FILE_RE.finditer(text):
+        fname = m.group(2)
+        if _TEST_FILE_RE.search(fname) or "setup.py" in fname:
+            continue
+        in_code = _in_code_context(text, m.start(), m.end())
+        args = _args_from_tail(m.group(3), strict=not in_code)
+        return Repro(
+            found=repro.found,
+            script=repro.script,
+            blocks=repro.blocks,
+            args=tuple(args),
+            shape=repro.shape,
+            reason=repro.reason,
+        )
+    return repro
+
+
+def _in_code_context(text: str, start: int, end: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    line = text[line_start : text.find("\n", end) if text.find("\n", end) != -1 else len(text)]
+    if line.count("`") >= 2:
+        return True
+    stripped = line.lstrip()
+    return stripped.startswith(("$", "python", "py ", "#", ">", "(")) or bool(
+        re.match(r"^\s*\S+@\S+[$#]", line)
+    )
+
+
+def _args_from_tail(tail: str, *, strict: bool) -> list[str]:
+    tail = re.split(r"[`#|;&]|\s2?>", tail, maxsplit=1)[0]
+    try:
+        lexer = shlex.shlex(tail, posix=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        tokens = tail.split()
+    args: list[str] = []
+    prev_flag = False
+    for tok in tokens:
+        if tok.startswith("-") and re.match(r"^--?[A-Za-z][\w-]*(=\S*)?$", tok):
+            args.append(tok)
+            prev_flag = "=" not in tok
+            continue
+        simple = re.match(r"^[\w./:=,+@-]+$", tok) and not re.search(r"[.,:]$", tok)
+        looks_like_value = bool(simple) and (
+            bool(re.search(r"\.\w+$|^\d|[/=]", tok)) or (prev_flag and not strict)
+        )
+        if looks_like_value:
+            args.append(tok)
+            prev_flag = False
+            continue
+        break
+    return args
+
+
+# --------------------------------------------------------------------------------------------
+# Why nothing was found
+
+
+def _note(src: _Source, blocks: list[_Block], findings: _Findings) -> None:
+    text = src.text
+    if any(_TRACEBACK_RE.match(ln) for ln in text.split("\n")) or any(
+        _ERROR_LINE_RE.match(ln) or "Check failed" in ln or "Segmentation fault" in ln
+        for ln in text.split("\n")
+    ):
+        findings.error_output = True
+    for m in _ATTACH_RE.finditer(text):
+        name = m.group(1).strip()
+        if name not in findings.attachments:
+            findings.attachments.append(name)
+    for m in _PY_FILE_RE.finditer(text):
+        fname = m.group(2)
+        cmd = " ".join(f"python {fname}".split())
+        if _TEST_FILE_RE.search(fname) or "tests/python" in fname.replace("\\", "/"):
+            if cmd not in findings.test_commands:
+                findings.test_commands.append(cmd)
+        elif "setup.py" not in fname and cmd not in findings.file_commands:
+            findings.file_commands.append(cmd)
+    for m in _PYTEST_RE.finditer(text):
+        findings.test_commands.append(("pytest" + m.group(1)).strip()[:80])
+    if src.name == "body" and len(_TEMPLATE_RE.findall(text)) >= 2:
+        findings.template = True
+    if any(b.lang and b.lang not in PY_TAGS | PLAIN_TAGS | SHELL_TAGS for b in blocks):
+        findings.other_code = True
+
+
+def _reason(f: _Findings) -> str:
+    if f.incomplete:
+        return (
+            f'The code in the issue is described as incomplete ("{f.incomplete}"), so running it '
+            "cannot show the problem. " + _ASK
+        )
+    if f.placeholder:
+        return (
+            "The code in the issue has placeholders (`...`) where parts were left out, so it "
+            "cannot run as it is. " + _ASK
+        )
+    if f.test_commands:
+        return (
+            f"The steps run `{f.test_commands[0]}` from the TVM source tree (with a local build) "
+            "rather than a script in the issue, so the bot cannot rerun them here. " + _ASK
+        )
+    if f.attachments:
+        names = ", ".join(f"`{a}`" for a in f.attachments[:2])
+        return (
+            f"The reproducer seems to be in an attachment ({names}), which the bot does not "
+            "download or open. " + _ASK
+        )
+    if f.file_commands:
+        return (
+            f"The issue runs `{f.file_commands[0]}`, but that file's contents are not in the "
+            "issue. " + _ASK
+        )
+    if f.template:
+        return (
+            "The issue still holds the issue template's placeholder text and no code, so there "
+            "is nothing to run yet. " + _ASK
+        )
+    if f.error_output:
+        return (
+            "The issue shows the error output, but not the code that produced it. " + _ASK
+        )
+    return "No Python code that reproduces the problem was found in the issue. " + _ASK

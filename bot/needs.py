@@ -1,0 +1,141 @@
+"""What a repro script needs to run: GPU devices and packages beyond TVM.
+
+Pure: the script is parsed with ``ast`` (never run). Devices come from calls (``tvm.cuda()``,
+``tvm.gpu()``, ``x.cuda()``, ``tvm.target.cuda()``), device and target strings (``"cuda"``,
+``"cuda -arch=sm_80"``, ``"nvidia/geforce-rtx-3090"``, ``device="cuda:0"``, ``{"kind": "cuda"}``);
+packages from imports. The result picks the worker kind and appears in the comment and labels.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+
+GPU_DEVICES: tuple[str, ...] = ("cuda", "rocm", "vulkan", "metal", "opencl")
+
+# Packages with a name of their own in ``needs`` (others are "other:<module>").
+KNOWN_PACKAGES: dict[str, str] = {
+    "torch": "torch",
+    "torchvision": "torch",
+    "torchaudio": "torch",
+    "onnx": "onnx",
+    "onnxruntime": "onnxruntime",
+    "tensorflow": "tensorflow",
+    "tflite": "tflite",
+    "keras": "keras",
+    "tf_keras": "keras",
+    "mxnet": "mxnet",
+    "paddle": "paddle",
+    "paddlepaddle": "paddle",
+}
+
+# Installed together with apache-tvm: never a separate need.
+TVM_ENV_MODULES = frozenset(
+    {"tvm", "tvm_ffi", "numpy", "ml_dtypes", "typing_extensions", "__future__", "__main__"}
+)
+
+_DEVICE_CALLS = {
+    "cuda": "cuda",
+    "gpu": "cuda",
+    "rocm": "rocm",
+    "vulkan": "vulkan",
+    "metal": "metal",
+    "opencl": "opencl",
+    "cl": "opencl",
+}
+# Target tags ("nvidia/jetson-agx-xavier", "apple/m1-gpu", ...) by vendor prefix.
+_TAG_VENDORS = {"nvidia": "cuda", "amd": "rocm", "apple": "metal"}
+_TARGET_WORD_RE = re.compile(r"^\s*(cuda|nvptx|rocm|vulkan|metal|opencl|gpu)(?=$|[\s:{,/-])")
+_DEVICE_WORD = {"nvptx": "cuda", "gpu": "cuda"}
+
+
+def detect_needs(script: str) -> tuple[str, ...]:
+    """Sorted, deduplicated needs of ``script``: device names and package names."""
+    try:
+        tree = ast.parse(script)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _needs_from_text(script)
+    needs: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                _add_module(needs, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module:
+                _add_module(needs, node.module)
+        elif isinstance(node, ast.Call):
+            _add_call_device(needs, node)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            dev = device_of_string(node.value)
+            if dev:
+                needs.add(dev)
+    return tuple(sorted(needs))
+
+
+def device_of_string(s: str) -> str | None:
+    """The GPU device a target / device string names, if any: ``"cuda -arch=sm_80"`` -> cuda."""
+    if len(s) > 200 or "\n" in s:
+        return None
+    m = _TARGET_WORD_RE.match(s)
+    if m:
+        word = m.group(1)
+        # "gpu" alone is only a device name when it is the whole string ("gpu", "gpu:0").
+        if word == "gpu" and not re.fullmatch(r"\s*gpu(?::\d+)?\s*", s):
+            return None
+        return _DEVICE_WORD.get(word, word)
+    m = re.match(r"^\s*(nvidia|amd|apple)/[\w.-]+\s*$", s)
+    if m:
+        return _TAG_VENDORS[m.group(1)]
+    return None
+
+
+def _add_module(needs: set[str], dotted: str) -> None:
+    top = dotted.split(".")[0]
+    if not top or top in TVM_ENV_MODULES or top in sys.stdlib_module_names:
+        return
+    needs.add(KNOWN_PACKAGES.get(top, f"other:{top}"))
+
+
+def _add_call_device(needs: set[str], call: ast.Call) -> None:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        name = func.attr
+        owner = _dotted(func.value)
+        if name in _DEVICE_CALLS and (
+            owner in ("tvm", "tvm.runtime", "tvm.target", "tvm.device", "tvm.runtime.device")
+            or (name == "cuda" and not call.args[1:])  # torch's x.cuda(), model.cuda(0)
+        ):
+            needs.add(_DEVICE_CALLS[name])
+        if name in ("device", "Device") and call.args:
+            first = call.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                dev = device_of_string(first.value)
+                if dev:
+                    needs.add(dev)
+    for kw in call.keywords:
+        if kw.arg == "kind" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+            dev = device_of_string(kw.value.value)
+            if dev:
+                needs.add(dev)
+
+
+def _dotted(node: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _needs_from_text(script: str) -> tuple[str, ...]:
+    """Best effort for a script that does not parse (it will fail with a SyntaxError anyway)."""
+    needs: set[str] = set()
+    for m in re.finditer(r"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", script, re.M):
+        _add_module(needs, m.group(1))
+    if re.search(r"\btvm\.(?:cuda|gpu)\(|[\"']cuda[\"' :]|\.cuda\(", script):
+        needs.add("cuda")
+    return tuple(sorted(needs))

@@ -387,6 +387,11 @@ class FakeGitHub:
             self._user(user)
             return self._new_comment(self._repo(repo), self._issue(repo, number), user, body).id
 
+    def label_issue(self, repo: str, number: int, *names: str) -> None:
+        """Put labels on an issue (as a maintainer would), creating missing repo labels."""
+        with self._lock:
+            self._attach(self._repo(repo), self._issue(repo, number), list(names))
+
     def set_permission(self, repo: str, user: str, role: str) -> None:
         """``role``: admin | maintain | write | triage | read | none."""
         if role not in ROLES:

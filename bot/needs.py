@@ -46,7 +46,10 @@ _DEVICE_CALLS = {
 }
 # Target tags ("nvidia/jetson-agx-xavier", "apple/m1-gpu", ...) by vendor prefix.
 _TAG_VENDORS = {"nvidia": "cuda", "amd": "rocm", "apple": "metal"}
-_TARGET_WORD_RE = re.compile(r"^\s*(cuda|nvptx|rocm|vulkan|metal|opencl|gpu)(?=$|[\s:{,/-])")
+# "cuda", "cuda:0", "cuda -arch=sm_80 -max_num_threads=1024", "opencl -device=mali", "gpu" ...
+_TARGET_WORD_RE = re.compile(
+    r"^\s*(cuda|nvptx|rocm|vulkan|metal|opencl|gpu)(?::\d+)?(?:\s+-{1,2}[\w.-]+(?:=\S*)?)*\s*$"
+)
 _DEVICE_WORD = {"nvptx": "cuda", "gpu": "cuda"}
 
 
@@ -57,7 +60,16 @@ def detect_needs(script: str) -> tuple[str, ...]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return _needs_from_text(script)
     needs: set[str] = set()
+    # ``tvm.runtime.enabled("cuda")`` asks whether a device is there; it does not want one.
+    queried = {
+        id(arg)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _call_name(node) in _QUERY_CALLS
+        for arg in node.args
+    }
     for node in ast.walk(tree):
+        if id(node) in queried:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 _add_module(needs, alias.name)
@@ -80,9 +92,6 @@ def device_of_string(s: str) -> str | None:
     m = _TARGET_WORD_RE.match(s)
     if m:
         word = m.group(1)
-        # "gpu" alone is only a device name when it is the whole string ("gpu", "gpu:0").
-        if word == "gpu" and not re.fullmatch(r"\s*gpu(?::\d+)?\s*", s):
-            return None
         return _DEVICE_WORD.get(word, word)
     m = re.match(r"^\s*(nvidia|amd|apple)/[\w.-]+\s*$", s)
     if m:
@@ -118,6 +127,16 @@ def _add_call_device(needs: set[str], call: ast.Call) -> None:
             dev = device_of_string(kw.value.value)
             if dev:
                 needs.add(dev)
+
+
+_QUERY_CALLS = frozenset({"enabled", "device_enabled", "is_available", "has_gpu", "exist"})
+
+
+def _call_name(call: ast.Call) -> str:
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return f.id if isinstance(f, ast.Name) else ""
 
 
 def _dotted(node: ast.expr) -> str:

@@ -1,0 +1,729 @@
+"""Extraction of the repro script from synthetic issues in the shapes real reports take."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from bot.extract import extract_repro
+from bot.models import Comment, Issue, Repro
+
+F = "```"  # keeps the fixtures readable
+
+
+def issue(body: str, *comments: tuple[str, str], title: str = "[Bug] something fails") -> Issue:
+    return Issue(
+        title=title,
+        body=textwrap.dedent(body),
+        author="alice",
+        comments=tuple(Comment(author=a, body=textwrap.dedent(b)) for a, b in comments),
+    )
+
+
+def lines(script: str) -> list[str]:
+    return [ln.rstrip() for ln in script.splitlines() if ln.strip()]
+
+
+def assert_script(repro: Repro, expected: str) -> None:
+    assert repro.found, repro.reason
+    assert lines(repro.script) == lines(textwrap.dedent(expected))
+    ast.parse(repro.script)
+
+
+# ----------------------------------------------------------------------------- fenced blocks
+
+
+SCRIPT = """\
+import tvm
+from tvm import relax
+
+x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+print(x)
+"""
+
+
+@pytest.mark.parametrize("fence,tag", [
+    ("```", "python"), ("```", "py"), ("```", "python3"), ("```", ""), ("~~~", ""),
+    ("~~~", "python"), ("````", "python"),
+])
+def test_fenced_script_with_any_python_tag(fence: str, tag: str) -> None:
+    body = f"### Steps to reproduce\n\n{fence}{tag}\n{SCRIPT}{fence}\n\nIt crashes.\n"
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert r.blocks == ("body#0",)
+    assert r.shape == "fenced"
+    assert r.sha256 and len(r.sha256) == 64
+
+
+def test_traceback_tagged_python_is_not_the_script() -> None:
+    body = f"""\
+    ### Actual behavior
+    {F}python
+    Traceback (most recent call last):
+      File "repro.py", line 3, in <module>
+        mod = build(x)
+    tvm.error.InternalError: Check failed: (n > 0) is false: bad extent
+    {F}
+
+    ### Steps to reproduce
+    {F}python
+    import tvm
+    mod = tvm.IRModule()
+    print(mod)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nmod = tvm.IRModule()\nprint(mod)\n")
+    assert r.blocks == ("body#1",)
+    assert r.shape == "fenced"
+
+
+@pytest.mark.parametrize("message", [
+    "ValueError: shapes do not match",
+    "free(): invalid pointer\nAborted (core dumped)",
+    "Segmentation fault (core dumped)",
+    "[10:21:33] /src/relax/vm.cc:735: pc = 21\nSegmentation fault (core dumped)",
+])
+def test_error_messages_tagged_python_are_not_scripts(message: str) -> None:
+    body = f"It fails with\n\n{F}python\n{message}\n{F}\n"
+    r = extract_repro(issue(body))
+    assert not r.found
+    assert r.shape == "none"
+    assert "error output" in r.reason or "No Python code" in r.reason
+
+
+def test_other_languages_are_ignored() -> None:
+    body = f"""\
+    The C++ side:
+    {F}cpp
+    int main() {{ return foo(1); }}
+    {F}
+    {F}bash
+    pip install apache-tvm
+    {F}
+    """
+    assert not extract_repro(issue(body)).found
+
+
+def test_block_indented_as_if_cut_from_a_function_is_dedented() -> None:
+    body = f"""\
+    Here:
+    {F}
+        x = tir.Var("x", "int32")
+        ana = tvm.arith.Analyzer()
+        print(ana.simplify(x + 0))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, 'x = tir.Var("x", "int32")\nana = tvm.arith.Analyzer()\n'
+                     'print(ana.simplify(x + 0))\n')
+    assert not r.script.startswith(" ")
+
+
+def test_main_guard_is_kept_as_written() -> None:
+    script = textwrap.dedent("""\
+        import multiprocessing
+        import tvm
+
+
+        def work():
+            return tvm.runtime.Device(1, 0)
+
+
+        if __name__ == "__main__":
+            multiprocessing.set_start_method("spawn")
+            print(work())
+        """)
+    r = extract_repro(issue(f"{F}python\n{script}{F}\n"))
+    assert_script(r, script)
+    assert 'if __name__ == "__main__":' in r.script
+
+
+def test_traceback_pasted_after_the_code_in_the_same_block_is_cut() -> None:
+    body = f"""\
+    {F}python
+    import tvm
+    tvm.tir.Var("x", "bogus")
+    Traceback (most recent call last):
+      File "a.py", line 2, in <module>
+    ValueError: unknown dtype
+    {F}
+    """
+    assert_script(extract_repro(issue(body)), 'import tvm\ntvm.tir.Var("x", "bogus")\n')
+
+
+def test_code_with_a_real_syntax_error_is_still_the_repro() -> None:
+    # Python 2 code: running it is how the reporter learns that it is stale.
+    body = f"{F}python\nimport tvm\nprint tvm.__version__\n{F}\n"
+    r = extract_repro(issue(body))
+    assert r.found
+    assert "print tvm.__version__" in r.script
+
+
+def test_details_block_right_after_summary() -> None:
+    body = f"""\
+    <details><summary>repro.py</summary>
+    {F}python
+    import tvm
+    print(tvm.cpu(0))
+    {F}
+    </details>
+    """
+    assert_script(extract_repro(issue(body)), "import tvm\nprint(tvm.cpu(0))\n")
+
+
+def test_unclosed_fence_before_the_next_heading_is_repaired() -> None:
+    # The author forgot to close the output block; every later fence is off by one.
+    body = f"""\
+    ### Actual behavior
+    {F}
+    error: unexpected keyword argument 'axis'
+     --> <str>:4:9
+
+    ### Steps to reproduce
+
+    {F}
+    import tvm
+    from tvm.script import relax as R
+    m = tvm.IRModule()
+    print(m.script())
+    {F}
+
+    cc @someone
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nfrom tvm.script import relax as R\nm = tvm.IRModule()\n"
+                     "print(m.script())\n")
+    assert "@someone" not in r.script
+
+
+def test_environment_version_print_is_not_the_repro() -> None:
+    body = f"""\
+    ### Environment
+    {F}python
+    import tvm; print(tvm.__version__)
+    {F}
+    ### Steps to reproduce
+    {F}python
+    import tvm
+    from tvm import te
+    A = te.placeholder((4,), name="A")
+    print(A.shape)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#1",)
+    assert "te.placeholder" in r.script
+
+
+def test_output_block_that_parses_is_not_preferred_over_the_script() -> None:
+    body = f"""\
+    Output:
+    {F}
+    tensor([1.0, 2.0])
+    {F}
+    Code:
+    {F}python
+    import torch
+    print(torch.ones(2))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#1",)
+
+
+# ----------------------------------------------------------------------------- several blocks
+
+
+def test_definitions_and_driver_in_two_blocks_are_joined() -> None:
+    body = f"""\
+    The module:
+    {F}python
+    import tvm
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor((4,), "float32")):
+            return x
+    {F}
+    And running it:
+    {F}python
+    ex = tvm.compile(Module, target="llvm")
+    print(ex)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.found
+    assert r.blocks == ("body#0", "body#1")
+    assert r.shape == "multi-block"
+    tree = ast.parse(r.script)
+    assert "class Module" in r.script and r.script.index("class Module") < r.script.index(
+        "tvm.compile")
+    assert tree.body
+
+
+def test_working_variant_is_not_joined() -> None:
+    body = f"""\
+    ### Actual behavior
+    {F}python
+    import tvm
+    import torch
+    {F}
+    At exit it prints
+    {F}python
+    double free or corruption (out)
+    Aborted (core dumped)
+    {F}
+    However, importing torch first works:
+    {F}python
+    import torch
+    import tvm
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nimport torch\n")
+    assert r.blocks == ("body#0",)
+    assert r.shape == "multi-block"
+
+
+def test_variant_that_reuses_names_but_is_said_to_work_is_not_joined() -> None:
+    body = f"""\
+    {F}python
+    import tvm
+    x = tvm.tir.Var("x", "int64")
+    print(tvm.arith.Analyzer().simplify(x // 1))
+    {F}
+    Writing it this way works fine:
+    {F}python
+    print(tvm.arith.Analyzer().simplify(x))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#0",)
+
+
+def test_self_contained_second_script_is_not_joined() -> None:
+    body = f"""\
+    {F}python
+    import tvm
+    print(tvm.tir.const(1, "int8") + 300)
+    {F}
+    A related case:
+    {F}python
+    import tvm
+    print(tvm.tir.const(1, "uint8") - 2)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#0",)
+    assert r.shape == "multi-block"
+
+
+def test_printed_ir_after_the_script_is_not_joined() -> None:
+    body = f"""\
+    {F}python
+    import tvm
+    from tvm import relax
+    bb = relax.BlockBuilder()
+    mod = bb.get()
+    mod.show()
+    {F}
+    prints
+    {F}python
+    # from tvm.script import ir as I
+    # from tvm.script import relax as R
+
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor((2,), dtype="float32")):
+            return x
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#0",)
+    assert r.shape == "fenced"
+    assert "class Module" not in r.script
+
+
+# ----------------------------------------------------------------------------- interactive
+
+
+def test_interactive_session_prompts_and_output_are_stripped() -> None:
+    body = f"""\
+    {F}pycon
+    >>> import tvm
+    >>> x = tvm.tir.const(3, "int32")
+    >>> for i in range(2):
+    ...     print(x + i)
+    ...
+    3
+    4
+    >>> tvm.tir.Cast("int4", x)
+    Traceback (most recent call last):
+      File "<stdin>", line 1, in <module>
+    tvm.error.InternalError: Check failed: bad cast
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, """\
+        import tvm
+        x = tvm.tir.const(3, "int32")
+        for i in range(2):
+            print(x + i)
+        tvm.tir.Cast("int4", x)
+        """)
+    assert r.shape == "interactive"
+
+
+def test_ipython_session() -> None:
+    body = f"""\
+    {F}
+    In [1]: import tvm
+
+    In [2]: tvm.target.Target("llvm -mcpu=bogus")
+    Out[2]: llvm -keys=cpu -mcpu=bogus
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, 'import tvm\ntvm.target.Target("llvm -mcpu=bogus")\n')
+
+
+# ----------------------------------------------------------------------------- shell-wrapped
+
+
+def test_python_dash_c_in_a_shell_log() -> None:
+    body = f"""\
+    {F}
+    $ pip install apache-tvm
+    Successfully installed apache-tvm-0.1
+    {F}
+
+    {F}console
+    (venv) $ python -c "import tvm.relax; print(tvm.relax.__file__)"
+    Traceback (most recent call last):
+      File "<string>", line 1, in <module>
+    ImportError: libtvm.so: cannot open shared object file
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm.relax; print(tvm.relax.__file__)\n")
+    assert r.shape == "shell-wrapped"
+    assert r.blocks == ("body#1",)
+
+
+def test_python_dash_c_in_plain_prose() -> None:
+    body = (
+        "After building from source I ran\n\n"
+        "user@host:~/tvm$ python3 -c 'import tvm; print(tvm.__file__)'\n"
+        "Traceback (most rec\n"
+    )
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm; print(tvm.__file__)\n")
+    assert r.shape == "shell-wrapped"
+    assert r.blocks == ("body:unfenced",)
+
+
+def test_python_dash_c_only_in_the_title() -> None:
+    r = extract_repro(issue("See title. The log is in a screenshot.",
+                            title='python -c "import tvm.contrib.cc" fails'))
+    assert_script(r, "import tvm.contrib.cc\n")
+    assert r.blocks == ("title",)
+
+
+def test_dollar_python_session() -> None:
+    body = f"""\
+    I cannot import relax:
+    {F}
+    $ python
+    $ import tvm.relax
+    {F}
+    ### Expected behavior
+    import successfully
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm.relax\n")
+    assert r.shape == "shell-wrapped"
+
+
+def test_args_the_author_says_to_use_are_kept() -> None:
+    body = f"""\
+    Run it as `python repro.py --target llvm --opt-level 3`:
+    {F}python
+    import argparse
+    import tvm
+    p = argparse.ArgumentParser()
+    p.add_argument("--target")
+    p.add_argument("--opt-level", type=int)
+    a = p.parse_args()
+    print(tvm.target.Target(a.target), a.opt_level)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.found
+    assert r.args == ("--target", "llvm", "--opt-level", "3")
+
+
+def test_args_are_not_taken_from_prose_words() -> None:
+    body = f"""\
+    Save it and run python repro.py (no GPU needed). With a GPU, python repro.py --run also runs it.
+    {F}python
+    import sys
+    import tvm
+    if "--run" in sys.argv:
+        print(tvm.cuda(0))
+    print(tvm.cpu(0))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.found
+    assert r.args == ()
+
+
+def test_args_are_ignored_when_the_script_reads_none() -> None:
+    body = f"Run `python repro.py --verbose`:\n\n{F}python\nimport tvm\nprint(tvm.cpu())\n{F}\n"
+    assert extract_repro(issue(body)).args == ()
+
+
+# ----------------------------------------------------------------------------- unfenced
+
+
+def test_code_pasted_without_fences_in_a_forum_post() -> None:
+    body = """\
+    Hi all, this lowers to a weird loop nest:
+
+    import tvm
+    from tvm import te
+
+    n = 16
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2, name="B")
+
+    print(tvm.lower(te.create_prim_func([A, B])))
+    # IR
+    // attr [B] storage_scope = "global"
+    for (i, 0, 16) {
+      B[i] = A[i] * 2f
+    }
+    Why is the loop not split?
+
+    Thanks!
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, """\
+        import tvm
+        from tvm import te
+        n = 16
+        A = te.placeholder((n,), name="A")
+        B = te.compute((n,), lambda i: A[i] * 2, name="B")
+        print(tvm.lower(te.create_prim_func([A, B])))
+        """)
+    assert r.shape == "unfenced"
+    assert r.blocks == ("body:unfenced",)
+
+
+def test_unfenced_code_with_indented_parts_and_trailing_prose() -> None:
+    body = """\
+    To reproduce
+
+    import tvm
+    import numpy as np
+
+    def run(n):
+        x = np.ones(n)
+
+        return tvm.runtime.tensor(x)
+
+    with tvm.transform.PassContext(opt_level=3):
+        y = run(4)
+
+        print(y)
+
+    The call above never returns and the output is
+    Troubleshooting
+    """
+    r = extract_repro(issue(body))
+    assert r.found
+    assert r.shape == "unfenced"
+    assert lines(r.script)[-1] == "    print(y)"
+    assert "Troubleshooting" not in r.script
+
+
+def test_unfenced_alternatives_take_the_first() -> None:
+    body = """\
+    whether I do
+
+    import tvm
+    import torch
+
+    or:
+
+    import torch
+    import tvm
+
+    it crashes.
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nimport torch\n")
+
+
+def test_one_line_of_prose_that_parses_is_not_code() -> None:
+    body = "Expected behavior\n\nimport successfully\n\nActual: it fails\n"
+    assert not extract_repro(issue(body)).found
+
+
+def test_curly_quotes_from_a_forum_are_straightened() -> None:
+    body = "Code:\n\nimport tvm\nx = tvm.tir.Var(\u201cx\u201d, \u201cint32\u201d)\nprint(x)\n"
+    assert_script(extract_repro(issue(body)), 'import tvm\nx = tvm.tir.Var("x", "int32")\nprint(x)\n')
+
+
+# ----------------------------------------------------------------------------- comments
+
+
+def test_script_in_the_authors_comment() -> None:
+    i = issue("It segfaults, script below.",
+              ("bob", "Can you share a script?"),
+              ("alice", f"Sure:\n\n{F}python\nimport tvm\nprint(tvm.cpu(0).exist)\n{F}\n"))
+    r = extract_repro(i)
+    assert_script(r, "import tvm\nprint(tvm.cpu(0).exist)\n")
+    assert r.blocks == ("comment2#0",)
+
+
+def test_body_wins_over_comments() -> None:
+    i = issue(f"{F}python\nimport tvm\nprint(1)\n{F}\n",
+              ("alice", f"{F}python\nimport tvm\nprint(2)\n{F}\n"))
+    assert extract_repro(i).blocks == ("body#0",)
+
+
+def test_other_peoples_code_is_not_the_repro() -> None:
+    i = issue("It fails on my machine, no idea why.",
+              ("bob", f"Try this instead:\n\n{F}python\nimport tvm\nprint(tvm.__version__)\n{F}\n"))
+    assert not extract_repro(i).found
+
+
+def test_maintainers_reduced_repro_is_used_last() -> None:
+    i = issue("It crashes when I build my big model (private).",
+              ("carol", f"Reduced repro:\n\n{F}python\nimport tvm\ntvm.tir.Var('x', 'int7')\n{F}\n"))
+    r = extract_repro(i)
+    assert r.found
+    assert r.blocks == ("comment1#0",)
+
+
+def test_code_quoted_in_a_comment_is_ignored() -> None:
+    i = issue("Crash, see below.",
+              ("bob", f"> reproduce with\n> {F}python\n> import tvm\n> print(3)\n> {F}\n\nSame here."))
+    assert not extract_repro(i).found
+
+
+# ----------------------------------------------------------------------------- nothing to run
+
+
+TEMPLATE = """\
+Thanks for participating in the TVM community! We use the forum for general usage questions.
+
+### Expected behavior
+
+What you were expecting
+
+### Actual behavior
+
+What actually happened
+
+### Environment
+
+Any environment details, such as: Operating System, TVM version, etc
+
+### Steps to reproduce
+
+Preferably a minimal script to cause the issue to occur.
+"""
+
+
+def test_untouched_template() -> None:
+    r = extract_repro(issue(TEMPLATE))
+    assert not r.found
+    assert r.shape == "none"
+    assert "template" in r.reason
+    assert "minimal" in r.reason and "script" in r.reason
+
+
+def test_attachment_only() -> None:
+    body = """\
+    The numbers differ from PyTorch.
+
+    Mismatched elements: 3 / 16 (18.8%)
+    Max absolute difference: 0.25
+
+    [model_and_script.zip](https://github.com/user-attachments/files/123/model_and_script.zip)
+    """
+    r = extract_repro(issue(body))
+    assert not r.found
+    assert "attachment" in r.reason and "model_and_script.zip" in r.reason
+
+
+def test_test_file_from_the_source_tree() -> None:
+    body = """\
+    Steps:
+    1. build with USE_CUDA ON
+    2. cd tests/python/relax
+    TVM_LOG_DEBUG=1 python3 test_codegen_foo.py
+
+    it shows Segmentation fault (core dumped)
+    """
+    r = extract_repro(issue(body))
+    assert not r.found
+    assert "test_codegen_foo.py" in r.reason and "source tree" in r.reason
+
+
+def test_snippet_the_author_says_is_incomplete() -> None:
+    body = f"""\
+    Calling the compiled function fails with a type error.
+
+    The full code is rather involved, so I'm not copying it here, but this is how I make the var:
+
+    {F}python
+    import tvm
+    x = tvm.tir.Var("x", "handle")
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert not r.found
+    assert "incomplete" in r.reason
+    assert "not copying it here" in r.reason
+
+
+def test_placeholders_left_in_the_code() -> None:
+    body = f"{F}python\nimport tvm\nmodel = ...  # my model\nprint(tvm.compile(model))\n{F}\n"
+    r = extract_repro(issue(body))
+    assert not r.found
+    assert "placeholder" in r.reason
+
+
+def test_only_an_error_message() -> None:
+    body = "Building gives\n\n```\nInternalError: Check failed: (x) is false: bad\n```\n"
+    r = extract_repro(issue(body))
+    assert not r.found
+    assert "error output" in r.reason
+
+
+def test_empty_issue() -> None:
+    r = extract_repro(Issue(title="", body=""))
+    assert not r.found and r.reason
+
+
+def test_script_file_named_but_not_shown() -> None:
+    r = extract_repro(issue("Running `python my_model.py` crashes with SIGSEGV."))
+    assert not r.found
+    assert "my_model.py" in r.reason
+
+
+def test_extraction_is_pure_and_deterministic() -> None:
+    i = issue(f"{F}python\n{SCRIPT}{F}\n")
+    assert extract_repro(i) == extract_repro(i)
+    assert extract_repro(i).sha256 == extract_repro(i).sha256

@@ -1,0 +1,89 @@
+"""What a script needs: GPU devices and packages beyond TVM."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.needs import GPU_DEVICES, detect_needs, device_of_string
+
+
+def test_gpu_devices() -> None:
+    assert GPU_DEVICES == ("cuda", "rocm", "vulkan", "metal", "opencl")
+
+
+@pytest.mark.parametrize("script,need", [
+    ("import tvm\ndev = tvm.cuda(0)\n", "cuda"),
+    ("import tvm\nctx = tvm.gpu()\n", "cuda"),
+    ("import tvm\nt = tvm.target.Target('cuda -arch=sm_80')\n", "cuda"),
+    ("import tvm\nt = tvm.target.Target('nvidia/geforce-rtx-3090')\n", "cuda"),
+    ("import tvm\nlib = tvm.compile(m, target='cuda')\n", "cuda"),
+    ("import tvm\ntarget = 'nvptx -mcpu=sm_86'\n", "cuda"),
+    ("import tvm\nt = tvm.target.cuda()\n", "cuda"),
+    ("import tvm\nd = tvm.device('cuda', 0)\n", "cuda"),
+    ("import tvm\nd = tvm.device('gpu')\n", "cuda"),
+    ("import torch\nx = torch.ones(2).cuda()\n", "cuda"),
+    ("import torch\nx = torch.ones(2, device='cuda:0')\n", "cuda"),
+    ("import tvm\nd = tvm.rocm(0)\n", "rocm"),
+    ("import tvm\nt = 'rocm -mcpu=gfx90a'\n", "rocm"),
+    ("import tvm\nd = tvm.vulkan(0)\n", "vulkan"),
+    ("import tvm\nt = tvm.target.Target('metal')\n", "metal"),
+    ("import tvm\nt = tvm.target.Target('apple/m2-gpu')\n", "metal"),
+    ("import tvm\nt = 'opencl -device=mali'\n", "opencl"),
+    ("import tvm\nd = tvm.opencl(0)\n", "opencl"),
+    ("import tvm\nt = tvm.target.Target({'kind': 'cuda', 'arch': 'sm_90'})\n", "cuda"),
+])
+def test_devices(script: str, need: str) -> None:
+    assert need in detect_needs(script)
+
+
+@pytest.mark.parametrize("script", [
+    "import tvm\nlib = tvm.compile(m, target='llvm')\ndev = tvm.cpu(0)\n",
+    "import tvm\n# runs fine on cuda too\nprint(tvm.cpu())\n",
+    "import tvm\nprint('cuda kernels are not involved here')\n",
+    "import tvm\nprint(tvm.runtime.enabled('cuda') is not None)\nx = 'gpu is idle'\n",
+])
+def test_no_device(script: str) -> None:
+    needs = detect_needs(script)
+    assert not set(needs) & set(GPU_DEVICES), needs
+
+
+@pytest.mark.parametrize("module,need", [
+    ("torch", "torch"), ("torchvision.models", "torch"), ("onnx", "onnx"),
+    ("onnxruntime", "onnxruntime"), ("tensorflow", "tensorflow"), ("tflite.Model", "tflite"),
+    ("keras", "keras"), ("mxnet", "mxnet"), ("paddle", "paddle"),
+    ("tensorrt", "other:tensorrt"), ("mlc_llm", "other:mlc_llm"), ("scipy.special", "other:scipy"),
+])
+def test_packages(module: str, need: str) -> None:
+    assert detect_needs(f"import {module}\n") == (need,)
+    assert detect_needs(f"from {module} import x\n") == (need,)
+
+
+@pytest.mark.parametrize("script", [
+    "import tvm\nfrom tvm import relax\nimport tvm.script.tirx as T\n",
+    "import numpy as np\nimport ml_dtypes\nimport tvm_ffi\n",
+    "import os, sys, re, json, ctypes, multiprocessing, pathlib\n",
+    "from __future__ import annotations\nfrom . import helper\n",
+])
+def test_not_needs(script: str) -> None:
+    assert detect_needs(script) == ()
+
+
+def test_sorted_and_deduplicated() -> None:
+    script = (
+        "import torch\nimport torchvision\nimport onnx\nimport mlc_llm\nimport tvm\n"
+        "dev = tvm.cuda(0)\nx = torch.zeros(1).cuda()\nt = 'cuda'\n"
+    )
+    assert detect_needs(script) == ("cuda", "onnx", "other:mlc_llm", "torch")
+
+
+def test_script_that_does_not_parse_still_gets_its_imports() -> None:
+    assert detect_needs("import torch\nprint 'hi'\nx = tvm.cuda(0)\n") == ("cuda", "torch")
+
+
+def test_device_of_string() -> None:
+    assert device_of_string("cuda") == "cuda"
+    assert device_of_string("cuda:1") == "cuda"
+    assert device_of_string("cuda -keys=cuda,gpu -max_num_threads=1024") == "cuda"
+    assert device_of_string("llvm -mcpu=skylake") is None
+    assert device_of_string("cuda is great") is None
+    assert device_of_string("amd/mi300") == "rocm"

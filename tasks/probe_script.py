@@ -7,6 +7,7 @@ Standard library + tvm/numpy only; runs with ``python -I``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -54,10 +55,8 @@ def _nvidia_smi() -> tuple[str, str, str]:
 
 def _os_name() -> str:
     pretty = ""
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         pretty = platform.freedesktop_os_release().get("PRETTY_NAME", "")
-    except (OSError, AttributeError):
-        pass
     kernel = f"{platform.system()} {platform.release()} {platform.machine()}"
     return f"{pretty} ({kernel})" if pretty else kernel
 
@@ -145,4 +144,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

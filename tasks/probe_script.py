@@ -13,7 +13,6 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 
 

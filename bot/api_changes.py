@@ -57,7 +57,9 @@ def parse_table(text: str) -> tuple[ApiChange, ...]:
         if repl is not None and not isinstance(repl, str):
             raise ValueError(f"api_changes: entry {i} ({entry['name']}): bad 'replacement'")
         out.append(
-            ApiChange(name=entry["name"].strip(), replacement=repl, note=str(entry.get("note") or ""))
+            ApiChange(
+                name=entry["name"].strip(), replacement=repl, note=str(entry.get("note") or "")
+            )
         )
     return tuple(out)
 

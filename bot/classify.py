@@ -197,7 +197,9 @@ def parse_last_error(text: str) -> PyError | None:
                 fm = _FRAME_RE.match(lines[k])
                 if fm:
                     src = lines[k + 1].strip() if k + 1 < i else ""
-                    frames.append(Frame(fm["path"], int(fm["line"]), (fm["func"] or "").strip(), src))
+                    frames.append(
+                        Frame(fm["path"], int(fm["line"]), (fm["func"] or "").strip(), src)
+                    )
             return PyError(
                 type=lm["type"],
                 message=(lm["msg"] or "").strip(),
@@ -445,7 +447,9 @@ def _api_mismatch(err: PyError, name: str, evidence: tuple[str, ...]) -> Classif
 _NO_MODULE_RE = re.compile(r"No module named '([^']+)'")
 _CANNOT_IMPORT_RE = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
 _MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
-_OBJECT_ATTR_RE = re.compile(r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'")
+_OBJECT_ATTR_RE = re.compile(
+    r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'"
+)
 _SHARED_LIB_RE = re.compile(r"([\w.+\-]+\.so[\w.]*): cannot open shared object file")
 
 
@@ -461,10 +465,15 @@ def _classify_error(
     frame = _innermost_script_frame(err)
     evidence = [normalize_paths(ln) for ln in err.lines[:5] if ln.strip()]
     if frame is not None:
-        evidence.append(normalize_paths(f'File "{frame.path}", line {frame.line}: {frame.source}'.rstrip(": ")))
+        evidence.append(
+            normalize_paths(f'File "{frame.path}", line {frame.line}: {frame.source}'.rstrip(": "))
+        )
     ev = tuple(evidence)
-    signature = normalize_paths(err.header if err.message or len(err.lines) == 1 else
-                                f"{err.header.rstrip()} {_first_nonempty(err.lines[1:])}".strip())
+    signature = normalize_paths(
+        err.header
+        if err.message or len(err.lines) == 1
+        else f"{err.header.rstrip()} {_first_nonempty(err.lines[1:])}".strip()
+    )
 
     # 1. The device is absent on this worker (TVM or the driver says so).
     if _DEVICE_ABSENT_RE.search(text):
@@ -494,7 +503,9 @@ def _classify_error(
                 return _api_mismatch(err, f"{mod}.{name}", ev)
             elif mod.split(".")[0] not in {"__main__"}:
                 return _missing(
-                    mod.split(".")[0], signature, ev,
+                    mod.split(".")[0],
+                    signature,
+                    ev,
                     detail=f"The installed `{mod.split('.')[0]}` has no `{name}` (another version is expected).",
                 )
         lm = _SHARED_LIB_RE.search(text)
@@ -529,19 +540,18 @@ def _classify_error(
             return _needs_gpu(signature, needs, ev)
 
     # 4. The script's own numeric check failed.
-    if short == "AssertionError" or _TESTING_MSG_RE.search(text):
-        if (
-            _TESTING_MSG_RE.search(text)
-            or any(_TESTING_PATH_RE.search(f.path.replace("\\", "/")) for f in err.frames)
-            or (err.frames and err.frames[-1].kind == "script")
-            or not err.frames
-        ):
-            return Classification(
-                Outcome.WRONG_RESULT,
-                signature=_wrong_signature(err, signature),
-                detail="The script's own check of the result failed.",
-                evidence=ev,
-            )
+    if (short == "AssertionError" or _TESTING_MSG_RE.search(text)) and (
+        _TESTING_MSG_RE.search(text)
+        or any(_TESTING_PATH_RE.search(f.path.replace("\\", "/")) for f in err.frames)
+        or (err.frames and err.frames[-1].kind == "script")
+        or not err.frames
+    ):
+        return Classification(
+            Outcome.WRONG_RESULT,
+            signature=_wrong_signature(err, signature),
+            detail="The script's own check of the result failed.",
+            evidence=ev,
+        )
     if (
         frame is not None
         and err.frames
@@ -562,13 +572,19 @@ def _classify_error(
         check = next((ln.strip() for ln in err.lines if "Check failed" in ln), "")
         return Classification(
             Outcome.INTERNAL_ERROR,
-            signature=signature if "Check failed" in signature or not check else normalize_paths(check),
+            signature=signature
+            if "Check failed" in signature or not check
+            else normalize_paths(check),
             detail="A TVM internal check failed.",
             evidence=ev,
         )
 
     # 6. Any other error raised inside TVM.
-    if _is_tvm_name(err.type) or short in {"TVMError", "DiagnosticError", "ScheduleError", "ParserError"} or _raised_in_tvm(err):
+    if (
+        _is_tvm_name(err.type)
+        or short in {"TVMError", "DiagnosticError", "ScheduleError", "ParserError"}
+        or _raised_in_tvm(err)
+    ):
         extra = next((ln.strip() for ln in err.lines if ln.startswith("Error message:")), "")
         if extra and extra not in ev:
             ev = (*ev, normalize_paths(extra))

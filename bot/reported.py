@@ -1,0 +1,368 @@
+"""Stage 6a: what did the reporter say they saw?
+
+Pure: reads the issue's title, body and the author's own comments, minus the lines that made
+the repro script, and looks for (strongest evidence first):
+
+1. a crash: glibc/abort messages ("free(): invalid pointer"), "Segmentation fault", "core
+   dumped", "Aborted", crash exit codes (-11, 139, 134, -6, Windows -1073740940 / 0xC0000374,
+   0xC0000005, ...), "segfaults";
+2. TVM's own checks: "Check failed: ...", ``InternalError``;
+3. numeric mismatches printed by test helpers ("Mismatched elements: ...");
+4. the reported exception line (``XxxError: ...``, a TVMScript ``error: ...`` diagnostic): an
+   import of a ``tvm.*`` name that fails is ``api-mismatch``, another missing module is
+   ``missing-dependency``, ``NameError``/``SyntaxError`` are ``python-error``, an
+   ``AssertionError`` is ``wrong-result``, anything else is ``tvm-error``;
+5. wrong-result language ("wrong result", "incorrect output", "mismatch", "not equal",
+   "inconsistent results", "garbage", ...);
+6. only when the issue has a repro: general failure language ("fails to parse", "error",
+   "crashes");
+7. "works" / "no error" / a question with nothing failing: ``passed``.
+
+Nothing found: ``None`` when the issue has a repro, ``Reported(no-repro)`` when it has neither a
+repro nor a report (an empty template), which is how a human triager records it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.classify import normalize_paths, parse_last_error
+from bot.models import Issue, Outcome, Reported, Repro
+
+# --------------------------------------------------------------------------------------------
+# Patterns (rank: lower is more specific)
+
+_CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (
+        0,
+        re.compile(
+            r"free\(\): invalid (?:pointer|size|next size[^\n]*)|double free or corruption[^\n]*"
+            r"|corrupted (?:size vs\. prev_size|double-linked list)[^\n]*|malloc\(\): [^\n]+"
+            r"|munmap_chunk\(\): invalid pointer|stack smashing detected"
+            r"|terminate called after throwing an instance of[^\n]*"
+            r"|AddressSanitizer: [\w-]+[^\n]*"
+        ),
+    ),
+    (
+        1,
+        re.compile(
+            r"Fatal Python error: (?:Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"
+        ),
+    ),
+    (
+        2,
+        re.compile(
+            r"Segmentation fault(?: \(core dumped\))?|Aborted \(core dumped\)"
+            r"|Illegal instruction(?: \(core dumped\))?|Bus error(?: \(core dumped\))?"
+            r"|Floating point exception(?: \(core dumped\))?|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
+        ),
+    ),
+    (
+        3,
+        re.compile(
+            r"(?:exit(?:ed)?|exits|return(?:ed)?|status|code|LASTEXITCODE|returncode|signal)"
+            r"[\w ]{0,20}?[:=]?\s*(?:-11|139|134|-6|-4|132|-1073740940|-1073741819|-1073741571"
+            r"|-1073740791|3221226356|3221225477)\b"
+            r"|\b0x[cC]00003(?:74|0[0-9])\b|\b0x[cC]0000005\b|\b0x[cC]00000[fF][dD]\b|\b0x[cC]0000409\b"
+            r"|heap corruption|access violation",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        4,
+        re.compile(
+            r"\bseg[ -]?fault(?:s|ed|ing)?\b|\bcore[ -]?dump(?:s|ed)?\b|\bAborted\b"
+            r"|\baborts\b",
+            re.IGNORECASE,
+        ),
+    ),
+)
+# "crashes" alone is loose talk for any failure as often as not: weaker than an error line.
+_LOOSE_CRASH_RE = re.compile(r"\bcrash(?:es|ed|ing)?\b", re.IGNORECASE)
+_NEGATION_RE = re.compile(
+    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b[^.;:]{0,30}$", re.IGNORECASE
+)
+
+_CHECK_FAILED_RE = re.compile(r"Check failed:?\s*[^\n]*")
+_INTERNAL_RE = re.compile(r"\b(?:tvm\.error\.)?InternalError\b(?::\s*[^\n]*)?")
+_MISMATCHED_RES = (
+    re.compile(r"Mismatched elements: [^\n]*"),
+    re.compile(
+        r"Not equal to tolerance[^\n]*|Arrays are not (?:almost )?equal|Tensor-likes are not close"
+    ),
+)
+_ERROR_LINE_RE = re.compile(
+    r"^\s*(?P<line>(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure))"
+    r"(?::\s*(?P<msg>.*))?)$"
+)
+_DIAG_RE = re.compile(r"^\s*error:\s+(?P<msg>\S.*)$")
+_NO_MODULE_RE = re.compile(r"No module named '([^']+)'")
+_CANNOT_IMPORT_RE = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
+_MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
+
+_WRONG_RE = re.compile(
+    r"\bmismatch(?:ed|es)?\b|\bincorrect(?:ly)?\b|\bnot correct(?:ly)?\b"
+    r"|\bwrong(?:ly)? (?:results?|outputs?|answers?|values?|IRs?|code|shapes?|index|indices|dtypes?|types?|numbers?)\b"
+    r"|\b(?:is|are|was|were|seems?|looks?|goes|went|gives?|gave|produces?|produced|returns?|returned|gets?|got|outputs?|emits?|generates?|generated)\s+(?:\w+\s+)?wrong(?:ly)?\b"
+    r"|\bm[ue]ssy\b"
+    r"|(?:not|cannot|can't|isn't|aren't|fails? to)\b[^.]{0,60}\bcorrectly\b"
+    r"|\binconsisten(?:t|cy)\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
+    r"|\b(?:result|output|value)s?\b[^.]{0,30}\bdiffer"
+    r"|\bdiverge[sd]?\b|\bgarbage\b|\buninitiali[sz]ed (?:memory|values?|data)\b|\bgarbled\b"
+    r"|\bunexpected (?:result|output|value)s?\b|\bprecision (?:loss|issue|problem)\b"
+    r"|\bexpected\b[^.]{0,60}\bbut (?:got|get|is|was)\b|\bshould (?:be|return)\b[^.]{0,60}\bbut\b"
+    r"|\bnon-?deterministic\b|\bNaNs?\b",
+    re.IGNORECASE,
+)
+_GENERIC_FAIL_RE = re.compile(
+    r"\bfail(?:s|ed|ure|ing)?\b|\berrors?\b|\bexceptions?\b|\bthrows?\b|\braises?\b"
+    r"|\bcannot (?:be )?(?:compile|build|parse|run|import|load)d?\b|\bbroken\b|\bhangs?\b",
+    re.IGNORECASE,
+)
+_PASSED_RE = re.compile(
+    r"\b(?:works?|worked|working|runs?|ran) (?:fine|well|correctly|as expected|properly|ok)\b"
+    r"|\bno (?:errors?|exceptions?|problems?|crash(?:es)?)\b|\bwithout (?:any )?(?:errors?|problems?)\b"
+    r"|\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\bpasses\b",
+    re.IGNORECASE,
+)
+_QUESTION_TITLE_RE = re.compile(
+    r"^\s*(?:\[[^\]]*\]\s*)*(?:why|how|what|when|where|which|is|are|can|could|does|do|should|"
+    r"question)\b|\?\s*$",
+    re.IGNORECASE,
+)
+
+_HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+_IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_URL_RE = re.compile(r"https?://\S+")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s*")
+_FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
+
+
+@dataclass(frozen=True)
+class _Line:
+    text: str
+    where: str  # "title" | "body" | "comment"
+
+
+def _script_lines(repro: Repro) -> frozenset[str]:
+    if not repro.found:
+        return frozenset()
+    return frozenset(_squash(ln) for ln in repro.script.split("\n") if len(_squash(ln)) > 2)
+
+
+def _squash(line: str) -> str:
+    s = line.strip()
+    for prefix in (">>> ", "... ", "$ ", "% "):
+        if s.startswith(prefix):
+            s = s[len(prefix) :].strip()
+    return re.sub(r"\s+", " ", s)
+
+
+def _clean(text: str) -> str:
+    text = (text or "").replace("\r\n", "\n").replace("\r", "\n")
+    text = _HTML_COMMENT_RE.sub("", text)
+    text = _IMAGE_RE.sub("", text)
+    text = _LINK_RE.sub(r"\1", text)
+    return _URL_RE.sub("", text)
+
+
+def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
+    """The reporter's own lines, minus the ones that made the repro."""
+    script = _script_lines(repro)
+    out = [_Line(issue.title.strip(), "title")] if issue.title.strip() else []
+    sources = [("body", issue.body)]
+    sources += [("comment", c.body) for c in issue.comments if c.author == issue.author]
+    for where, text in sources:
+        for raw in _clean(text).split("\n"):
+            if _FENCE_RE.match(raw):
+                continue
+            sq = _squash(raw)
+            if not sq or sq in script:
+                continue
+            line = raw.rstrip()
+            if line.lstrip().startswith(">") and not line.lstrip().startswith((">>>",)):
+                line = line.lstrip()[1:]
+            out.append(_Line(_HEADING_RE.sub("", line), where))
+    return out
+
+
+def _negated(text: str, start: int) -> bool:
+    return bool(_NEGATION_RE.search(text[max(0, start - 40) : start]))
+
+
+def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
+    """What the reporter saw, or ``None`` when the issue says nothing specific."""
+    lines = _reporter_lines(issue, repro)
+    for finder in (_crash, _internal, _mismatched, _error_line, _wrong_words, _loose_crash):
+        found = finder(lines)
+        if found is not None:
+            return found
+    if repro.found:
+        found = _generic_failure(lines)
+        if found is not None:
+            return found
+    found = _passed(issue, lines)
+    if found is not None:
+        return found
+    if not repro.found:
+        return Reported(Outcome.NO_REPRO)
+    return None
+
+
+def _crash(lines: list[_Line]) -> Reported | None:
+    best: tuple[int, int, str, str] | None = None  # (rank, index, signature, line)
+    for i, ln in enumerate(lines):
+        for rank, pat in _CRASH_PATTERNS:
+            for m in pat.finditer(ln.text):
+                if rank >= 3 and _negated(ln.text, m.start()):
+                    continue
+                cand = (rank, i, m.group(0).strip(), ln.text.strip())
+                if best is None or cand[:2] < best[:2]:
+                    best = cand
+    if best is None:
+        return None
+    rank, _, sig, line = best
+    if rank >= 4:
+        sig = _sentence(line, sig)
+    return Reported(Outcome.CRASH, signature=sig, evidence=(line,))
+
+
+def _internal(lines: list[_Line]) -> Reported | None:
+    for ln in lines:
+        m = _CHECK_FAILED_RE.search(ln.text)
+        if m:
+            return Reported(
+                Outcome.INTERNAL_ERROR, signature=m.group(0).strip(), evidence=(ln.text.strip(),)
+            )
+    for ln in lines:
+        m = _INTERNAL_RE.search(ln.text)
+        if m and ":" in m.group(0):
+            return Reported(
+                Outcome.INTERNAL_ERROR, signature=m.group(0).strip(), evidence=(ln.text.strip(),)
+            )
+    return None
+
+
+def _mismatched(lines: list[_Line]) -> Reported | None:
+    for pat in _MISMATCHED_RES:
+        for ln in lines:
+            m = pat.search(ln.text)
+            if m:
+                return Reported(
+                    Outcome.WRONG_RESULT, signature=m.group(0).strip(), evidence=(ln.text.strip(),)
+                )
+    return None
+
+
+def _error_line(lines: list[_Line]) -> Reported | None:
+    """The last reported exception line (or TVMScript ``error:`` diagnostic)."""
+    hit: tuple[str, str, str, int] | None = None  # (type, msg, line, index)
+    for i, ln in enumerate(lines):
+        if ln.where == "title":
+            continue
+        m = _ERROR_LINE_RE.match(ln.text)
+        if m:
+            hit = (m["type"], (m["msg"] or "").strip(), m["line"].strip(), i)
+            continue
+        d = _DIAG_RE.match(ln.text)
+        if d:
+            hit = ("DiagnosticError", d["msg"].strip(), d["msg"].strip(), i)
+    if hit is None:
+        return None
+    etype, msg, line, index = hit
+    short = etype.rsplit(".", 1)[-1]
+    sig = normalize_paths(line)
+    ev = (sig,)
+    if short in {"ModuleNotFoundError", "ImportError"}:
+        nm = _NO_MODULE_RE.search(msg)
+        cm = _CANNOT_IMPORT_RE.search(msg)
+        mod = nm.group(1) if nm else (cm.group(2) if cm else "")
+        if mod == "tvm" or mod.startswith("tvm."):
+            return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
+        if mod:
+            return Reported(Outcome.MISSING_DEPENDENCY, signature=sig, evidence=ev)
+    if short == "AttributeError":
+        am = _MODULE_ATTR_RE.search(msg)
+        if am and (am.group(1) == "tvm" or am.group(1).startswith("tvm.")):
+            return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
+    if short in {"NameError", "SyntaxError", "IndentationError", "UnboundLocalError"}:
+        return Reported(Outcome.PYTHON_ERROR, signature=sig, evidence=ev)
+    if short == "AssertionError":
+        # An assertion in TVM's own code (a traceback through tvm/) is TVM's error.
+        block = "\n".join(ln.text for ln in lines[max(0, index - 40) : index + 1])
+        err = parse_last_error(block)
+        if err is not None and err.frames and err.frames[-1].kind == "tvm":
+            return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
+        return Reported(Outcome.WRONG_RESULT, signature=sig, evidence=ev)
+    return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
+
+
+def _body_first(lines: list[_Line]) -> list[_Line]:
+    """The body, then the title, then the author's comments (later words are often about
+    something else: a fix that worked, another problem)."""
+    order = {"body": 0, "title": 1, "comment": 2}
+    return sorted(lines, key=lambda ln: order.get(ln.where, 3))
+
+
+def _loose_crash(lines: list[_Line]) -> Reported | None:
+    for ln in _body_first(lines):
+        for m in _LOOSE_CRASH_RE.finditer(ln.text):
+            if not _negated(ln.text, m.start()):
+                return Reported(
+                    Outcome.CRASH,
+                    signature=_sentence(ln.text, m.group(0)),
+                    evidence=(ln.text.strip(),),
+                )
+    return None
+
+
+def _wrong_words(lines: list[_Line]) -> Reported | None:
+    for ln in _body_first(lines):
+        for m in _WRONG_RE.finditer(ln.text):
+            if m.group(0).lower().startswith("not") or not _negated(ln.text, m.start()):
+                return Reported(
+                    Outcome.WRONG_RESULT,
+                    signature=_sentence(ln.text, m.group(0)),
+                    evidence=(ln.text.strip(),),
+                )
+    return None
+
+
+def _generic_failure(lines: list[_Line]) -> Reported | None:
+    for ln in _body_first(lines):
+        if ln.text.strip().lower().startswith(("expected", "what you were expecting")):
+            continue
+        for m in _GENERIC_FAIL_RE.finditer(ln.text):
+            if _negated(ln.text, m.start()):
+                continue
+            return Reported(
+                Outcome.TVM_ERROR,
+                signature=_sentence(ln.text, m.group(0)),
+                evidence=(ln.text.strip(),),
+            )
+    return None
+
+
+def _passed(issue: Issue, lines: list[_Line]) -> Reported | None:
+    for ln in lines:
+        m = _PASSED_RE.search(ln.text)
+        if m:
+            return Reported(Outcome.PASSED, signature="", evidence=(ln.text.strip(),))
+    if _QUESTION_TITLE_RE.search(issue.title):
+        return Reported(Outcome.PASSED, signature="", evidence=(issue.title.strip(),))
+    return None
+
+
+def _sentence(line: str, phrase: str) -> str:
+    """The clause of ``line`` around ``phrase`` (short, for the signature)."""
+    text = line.strip()
+    pos = text.find(phrase)
+    if pos < 0:
+        return text[:200]
+    start = max(text.rfind(". ", 0, pos), text.rfind("! ", 0, pos), text.rfind("? ", 0, pos))
+    start = 0 if start < 0 else start + 2
+    ends = [e for e in (text.find(". ", pos), text.find("! ", pos), text.find("? ", pos)) if e >= 0]
+    end = min(ends) + 1 if ends else len(text)
+    return text[start:end].strip().rstrip(":")[:200]

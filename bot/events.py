@@ -162,12 +162,14 @@ def handle_issue_comment(
         return ignore("payload has no comment")
     if is_bot_comment(comment, cfg.service.bot_login):
         return ignore("the bot's own comment")
+    body = str(comment.get("body") or "")
     if parse is None:
         from bot.commands import parse_commands
 
-        parse = parse_commands
-    commands = parse(str(comment.get("body") or ""))
-    if not any(getattr(c, "name", None) == "retest" for c in commands):
+        commands: list[Any] = parse_commands(body, bot_login=cfg.service.bot_login)
+    else:
+        commands = parse(body)
+    if not any(str(getattr(c, "name", "")) == "retest" for c in commands):
         return ignore("no command in the comment")
     comment_id = comment.get("id")
     return Decision(

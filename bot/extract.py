@@ -63,10 +63,18 @@ _OUTPUT_LINE_RE = re.compile(
     r"|error: |warning: |\d+: +(?:tvm|TVM)|Check failed"
     r"|(?:Output|Result|Results|Expected|Actual|Got|Error|Log|Logs)\s*:\s*$)"
 )
+# A shell prompt line: "$ python repro.py", "(venv) user@host:~$ ls", "PS C:\\> python x.py".
+_SHELL_LINE_RE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|PS [^>]*>)\s")
 _PROSE_LINE_RE = re.compile(r"^[A-Z][a-z']+(?:,? [A-Za-z'(),]+){3,}[.:!?]?\s*$")
 _STRONG_START_RE = re.compile(
     r"^\s*(?:import\s+[A-Za-z_][\w.]*|from\s+[\w.]+\s+import\s+\S)"
 )
+# Code pasted without its imports: "x = relay.var(...)", "@T.prim_func", "with tvm.target...".
+_WEAK_START_RE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_]\w*)*\s*=\s*[A-Za-z_][\w.]*\(|"
+    r"@(?:tvm\.|T\.|R\.|I\.|relax\.|tir\.)|with tvm\.)"
+)
+_TVM_NAMES_RE = re.compile(r"\b(?:tvm|relay|relax|tir|te|topi|T|R|I)\.\w")
 _PROMPT_RE = re.compile(r"^\s*(?:>>>|\.\.\.)(?: |$)")
 _IPY_IN_RE = re.compile(r"^\s*In \[\d*\]: ?")
 _IPY_CONT_RE = re.compile(r"^\s*\.\.\.+: ?")
@@ -188,12 +196,16 @@ def extract_repro(issue: Issue) -> Repro:
 
     for src in sources:
         blocks = _blocks(src)
-        repro = (
-            _from_blocks(src, blocks, findings)
-            or _shell_in_blocks(blocks)
-            or _from_unfenced(src, blocks, findings)
-            or _shell_in_prose(src, blocks)
-        )
+        if src.name != "body":
+            # Code quoted in a reply is someone else's (a suggestion being answered).
+            blocks = [b for b in blocks if not _is_quoted(src.text, b)]
+        repro = _from_blocks(src, blocks, findings)
+        if repro is None and not (findings.incomplete or findings.placeholder):
+            repro = (
+                _shell_in_blocks(blocks)
+                or _from_unfenced(src, blocks, findings)
+                or _shell_in_prose(src, blocks)
+            )
         if repro is not None:
             return _with_args(repro, all_author_text)
         _note(src, blocks, findings)
@@ -410,7 +422,12 @@ def _cut_at_output(code: str) -> str | None:
     """The code before the output pasted after it in the same block (a traceback, a log)."""
     lines = code.split("\n")
     for k, ln in enumerate(lines):
-        if k and (_OUTPUT_LINE_RE.match(ln) or _ERROR_LINE_RE.match(ln) or _PROSE_LINE_RE.match(ln)):
+        if k and (
+            _OUTPUT_LINE_RE.match(ln)
+            or _ERROR_LINE_RE.match(ln)
+            or _PROSE_LINE_RE.match(ln)
+            or _SHELL_LINE_RE.match(ln)
+        ):
             head = "\n".join(lines[:k])
             tree = _parse(head)
             if tree is not None and _does_something(tree):
@@ -664,7 +681,8 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
     i = 0
     n = len(lines)
     while i < n:
-        if not _STRONG_START_RE.match(lines[i]):
+        strong = bool(_STRONG_START_RE.match(lines[i]))
+        if not strong and not _WEAK_START_RE.match(lines[i]):
             i += 1
             continue
         best: tuple[int, str, ast.Module] | None = None
@@ -702,17 +720,19 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
             with_head = _dedent(head + "\n" + code)
             if _parse(with_head) is not None:
                 code = with_head
-        if _does_something(run_tree) and _substantial(code, run_tree):
+        if _does_something(run_tree) and _substantial(code, strong=strong):
             runs.append((start, end, code, run_tree))
         i = end
     return runs
 
 
-def _substantial(code: str, tree: ast.Module) -> bool:
-    """One line of prose can parse ("import successfully"); a one-line run must mention TVM."""
-    if len([ln for ln in code.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]) > 1:
-        return True
-    return "tvm" in code
+def _substantial(code: str, *, strong: bool) -> bool:
+    """One line of prose can parse ("import successfully"): a one-line run must mention TVM, and
+    a run that does not start with an import needs three lines of TVM code."""
+    n = len([ln for ln in code.split("\n") if ln.strip() and not ln.lstrip().startswith("#")])
+    if not strong:
+        return n >= 3 and bool(_TVM_NAMES_RE.search(code))
+    return n > 1 or "tvm" in code
 
 
 def _trim_trailing(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None:
@@ -744,10 +764,45 @@ def _shell_in_blocks(blocks: list[_Block]) -> Repro | None:
     for b in blocks:
         if b.lang and b.lang not in SHELL_TAGS and b.lang not in PLAIN_TAGS and b.lang not in PY_TAGS:
             continue
-        repro = _shell_session(b.text, b.label) or _shell_dash_c(b.text, b.label)
+        repro = (
+            _shell_file(b.text, b.label)
+            or _shell_session(b.text, b.label)
+            or _shell_dash_c(b.text, b.label)
+        )
         if repro is not None:
             return repro
     return None
+
+
+_HEREDOC_RE = re.compile(
+    r"^[^\n]*\bcat\s*>\s*['\"]?[\w./-]+\.py['\"]?\s*<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\s*$",
+    re.M | re.S,
+)
+_CAT_RE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|%|#)\s*cat\s+[\w./-]+\.py\s*$")
+
+
+def _shell_file(text: str, label: str) -> Repro | None:
+    """A script written in a shell log: ``cat > repro.py <<EOF ... EOF`` or ``$ cat repro.py``."""
+    m = _HEREDOC_RE.search(text)
+    code = m.group(2) if m else None
+    if code is None:
+        lines = text.split("\n")
+        for k, ln in enumerate(lines):
+            if _CAT_RE.match(ln):
+                body: list[str] = []
+                for nxt in lines[k + 1 :]:
+                    if _SHELL_LINE_RE.match(nxt) or re.match(r"^\s*\$\s*$", nxt):
+                        break
+                    body.append(nxt)
+                code = "\n".join(body)
+                break
+    if code is None:
+        return None
+    code = _dedent(code)
+    tree = _parse(code)
+    if tree is None or not _does_something(tree):
+        return None
+    return Repro(found=True, script=code, blocks=(label,), shape="shell-wrapped")
 
 
 def _shell_in_prose(src: _Source, blocks: list[_Block]) -> Repro | None:

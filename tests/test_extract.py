@@ -727,3 +727,61 @@ def test_extraction_is_pure_and_deterministic() -> None:
     i = issue(f"{F}python\n{SCRIPT}{F}\n")
     assert extract_repro(i) == extract_repro(i)
     assert extract_repro(i).sha256 == extract_repro(i).sha256
+
+
+def test_shell_prompt_pasted_after_the_code_is_cut() -> None:
+    body = f"{F}python\nimport tvm\nprint(tvm.cpu())\n$ python repro.py\ncpu(0)\n{F}\n"
+    assert_script(extract_repro(issue(body)), "import tvm\nprint(tvm.cpu())\n")
+
+
+def test_heredoc_in_a_shell_block() -> None:
+    body = f"""\
+    {F}bash
+    $ cat > repro.py << 'EOF'
+    import tvm
+    print(tvm.tir.const(1) // 0)
+    EOF
+    $ python repro.py
+    Floating point exception (core dumped)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nprint(tvm.tir.const(1) // 0)\n")
+    assert r.shape == "shell-wrapped"
+
+
+def test_cat_of_the_script_in_a_terminal_log() -> None:
+    body = f"""\
+    {F}console
+    user@box:~$ cat repro.py
+    import tvm
+    x = tvm.tir.Var("x", "int32")
+    print(x // 0)
+    user@box:~$ python repro.py
+    Segmentation fault (core dumped)
+    {F}
+    """
+    assert_script(extract_repro(issue(body)),
+                  'import tvm\nx = tvm.tir.Var("x", "int32")\nprint(x // 0)\n')
+
+
+def test_unfenced_code_without_imports_from_a_forum_post() -> None:
+    body = """\
+    I build the function like this
+
+    x = relay.var("x", shape=(1, 3), dtype="float32")
+    y = relay.nn.softmax(x, axis=-1)
+    f = relay.Function([x], y)
+    mod = tvm.IRModule.from_expr(f)
+
+    and then the build fails. Any idea?
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shape == "unfenced"
+    assert lines(r.script)[0].startswith("x = relay.var")
+    assert lines(r.script)[-1] == "mod = tvm.IRModule.from_expr(f)"
+
+
+def test_a_single_assignment_in_prose_is_not_a_script() -> None:
+    body = "I think the result = wrong(value) here, as printed.\n\nx = foo(1)\n"
+    assert not extract_repro(issue(body)).found

@@ -433,6 +433,7 @@ class FakeGitHub:
         (without the API prefix). ``apply=True`` performs the request first and then answers with
         the failure (a write that happened but whose answer was lost). ``delay`` seconds are
         waited before answering; ``status=None`` with a delay only slows the request down.
+        ``body`` as bytes is sent as is (text/html), like a proxy's error page.
         """
         with self._lock:
             self._faults.append(
@@ -1373,10 +1374,14 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.owner.running:
             self.close_connection = True
             return
-        data = b"" if resp.body is None else json.dumps(resp.body).encode()
+        if isinstance(resp.body, bytes):  # raw answer, e.g. a proxy's HTML error page
+            data, ctype = resp.body, "text/html; charset=utf-8"
+        else:
+            data = b"" if resp.body is None else json.dumps(resp.body).encode()
+            ctype = "application/json; charset=utf-8"
         self.send_response(resp.status)
         if data:
-            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("X-GitHub-Media-Type", "github.v3; format=json")
         self.send_header("X-GitHub-Request-Id", secrets.token_hex(8).upper())

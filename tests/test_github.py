@@ -17,6 +17,7 @@ from bot.github import (
     FAST_POLICY,
     GitHubAuthError,
     GitHubClient,
+    GitHubError,
     GitHubNotFound,
     GitHubRateLimited,
     GitHubUnavailable,
@@ -498,3 +499,18 @@ def test_app_not_installed_on_the_repository(keys: tuple[str, str]) -> None:
 def test_no_credentials_is_refused() -> None:
     with pytest.raises(GitHubAuthError):
         GitHubClient("http://127.0.0.1:9")
+
+
+def test_html_error_page_from_a_proxy_is_retried(gh: FakeGitHub, issue: int) -> None:
+    gh.fail_next("POST", r"/issues/\d+/comments$", 502,
+                 body=b"<html><body><h1>502 Bad Gateway</h1></body></html>")
+    client(gh).upsert_bot_comment(REPO, issue, "result", MARKER)
+    assert bodies(gh, issue) == [f"{MARKER}\nresult"]
+
+
+def test_validation_error_is_typed_and_not_retried(gh: FakeGitHub, issue: int) -> None:
+    with pytest.raises(GitHubError) as ei:
+        client(gh).upsert_bot_comment(REPO, issue, "x" * 70000, MARKER)
+    assert ei.value.status == 422
+    assert not isinstance(ei.value, GitHubUnavailable)
+    assert len(gh.requests_to("POST", r"/comments$")) == 1

@@ -127,6 +127,7 @@ class GitHubClient:
         self._clock = clock
         self._lock = threading.Lock()
         self._bot_login = bot_login or None
+        self._login_checked = False
         p = self.policy
         common: dict[str, Any] = {
             "base_url": self.api_url,
@@ -246,9 +247,14 @@ class GitHubClient:
         return self._call(f"GET permission {repo} {user}", op)
 
     def bot_login(self) -> str | None:
-        """The login the bot writes as ("name[bot]" for an app), when it can be found out."""
+        """The login the bot writes as ("slug[bot]" for an app), asked of GitHub once.
+
+        GitHub's answer wins over the configured ``bot_login`` (a wrong setting must not make
+        the bot miss its own comment and post a second one); the setting is the fallback when
+        the credentials cannot say who they are. None: unknown, match comments by marker only.
+        """
         with self._lock:
-            if self._bot_login is not None:
+            if self._login_checked:
                 return self._bot_login
 
         def op() -> str:
@@ -258,12 +264,14 @@ class GitHubClient:
             return str(self._token_gh.get_user().login)
 
         try:
-            login = self._call("GET bot login", op)
+            login: str | None = self._call("GET bot login", op)
         except (GitHubAuthError, GitHubNotFound):
-            return None  # e.g. a fine-grained token without user scope: match by marker only
+            login = None  # e.g. a token without user scope
         with self._lock:
-            self._bot_login = login
-        return login
+            self._login_checked = True
+            if login:
+                self._bot_login = login
+            return self._bot_login
 
     # ------------------------------------------------------------------ writing
     def upsert_bot_comment(self, repo: str, number: int, body: str, marker: str) -> int:

@@ -514,3 +514,22 @@ def test_validation_error_is_typed_and_not_retried(gh: FakeGitHub, issue: int) -
     assert ei.value.status == 422
     assert not isinstance(ei.value, GitHubUnavailable)
     assert len(gh.requests_to("POST", r"/comments$")) == 1
+
+
+def test_a_wrong_configured_login_does_not_duplicate_the_comment(gh: FakeGitHub,
+                                                                  issue: int) -> None:
+    first = client(gh).upsert_bot_comment(REPO, issue, "one", MARKER)
+    c = GitHubClient(gh.url, token="bot-token", bot_login="not-the-bot", policy=FAST_POLICY)
+    assert c.bot_login() == BOT  # GitHub's answer wins
+    assert c.upsert_bot_comment(REPO, issue, "two", MARKER) == first
+    assert bodies(gh, issue) == [f"{MARKER}\ntwo"]
+
+
+def test_configured_login_is_the_fallback_when_github_cannot_say(gh: FakeGitHub,
+                                                                  issue: int) -> None:
+    gh.fail_next("GET", "^/user$", 403, body={"message": "Resource not accessible by integration"})
+    c = GitHubClient(gh.url, token="bot-token", bot_login=BOT, policy=FAST_POLICY)
+    assert c.bot_login() == BOT
+    gh.add_comment(REPO, issue, f"{MARKER}\nforged", user="mallory")
+    c.upsert_bot_comment(REPO, issue, "real", MARKER)
+    assert bodies(gh, issue) == [f"{MARKER}\nforged", f"{MARKER}\nreal"]

@@ -218,3 +218,20 @@ def test_app_jwt_and_installation_tokens() -> None:
         assert httpx.get(f"{fake.url}/repos/elsewhere/repo", headers=h).status_code == 404
         time.sleep(0.6)
         assert httpx.get(f"{fake.url}/repos/{REPO}", headers=h).status_code == 401  # expired
+
+
+def test_concurrent_requests_are_all_kept(gh: FakeGitHub) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    n = gh.add_issue(REPO, title="t", body="")
+
+    def post(k: int) -> int:
+        with httpx.Client(base_url=gh.url, headers={"Authorization": "token t0k"}) as c:
+            return c.post(f"/repos/{REPO}/issues/{n}/comments", json={"body": f"b{k}"}).json()[
+                "id"]
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(post, range(40)))
+    assert len(set(ids)) == 40
+    assert sorted(c["body"] for c in gh.comments(REPO, n)) == sorted(f"b{k}" for k in range(40))
+    assert len(gh.requests_to("POST", "comments")) == 40

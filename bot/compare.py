@@ -1,0 +1,231 @@
+"""Stage 6b: does the run show what the reporter saw?
+
+Pure. The verdict rules, in order:
+
+1. the run tells nothing about the bug (no repro, api-mismatch, missing dependency, timeout,
+   needs-gpu, resource limit, infra error): ``inconclusive`` — never "not reproduced";
+2. the run passed: ``not-reproduced``;
+3. the run failed:
+
+   * the reporter said it works (or asked a question): ``different-failure``;
+   * the reporter named nothing specific (no report, or only "it fails") and the run fails
+     inside TVM (crash, internal-error, tvm-error) or in the script's own result check
+     (wrong-result): ``reproduced``; a plain error in the script's own code (python-error) is
+     ``different-failure``;
+   * reported crash and observed crash: ``reproduced`` (signals and addresses vary);
+   * reported wrong-result and observed wrong-result: ``reproduced`` (numbers vary);
+   * same class, or both TVM-side errors (internal-error / tvm-error), with matching
+     signatures: ``reproduced``. Signatures match when, after normalising numbers, addresses,
+     paths and quotes, the exception types agree (when both name one) and most key words of
+     the shorter message are in the longer one. A generic report ("fails to parse") that
+     shares no key word with the observed error is a ``different-failure``;
+   * anything else: ``different-failure``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.models import (
+    FAILURE_OUTCOMES,
+    INCONCLUSIVE_OUTCOMES,
+    Classification,
+    Comparison,
+    Outcome,
+    Reported,
+    Verdict,
+)
+
+TVM_SIDE = frozenset({Outcome.INTERNAL_ERROR, Outcome.TVM_ERROR})
+# Outcomes that point at TVM (or at the result TVM computed), not at the script's own code.
+_TVM_FAILURES = frozenset(
+    {Outcome.CRASH, Outcome.INTERNAL_ERROR, Outcome.TVM_ERROR, Outcome.WRONG_RESULT}
+)
+
+_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "not",
+        "but",
+        "when",
+        "which",
+        "what",
+        "error",
+        "errors",
+        "failed",
+        "fail",
+        "fails",
+        "failure",
+        "check",
+        "true",
+        "false",
+        "none",
+        "null",
+        "into",
+        "its",
+        "it's",
+        "can",
+        "cannot",
+        "should",
+        "would",
+        "will",
+        "been",
+        "being",
+        "than",
+        "then",
+        "there",
+        "their",
+        "does",
+        "did",
+        "done",
+        "got",
+        "get",
+        "gets",
+        "all",
+        "any",
+        "traceback",
+        "most",
+        "recent",
+        "call",
+        "last",
+        "file",
+        "line",
+        "tvm",
+        "python",
+        "program",
+        "script",
+        "run",
+        "running",
+        "code",
+        "internalerror",
+        "tvmerror",
+        "diagnosticerror",
+        "valueerror",
+        "typeerror",
+        "runtimeerror",
+        "error:",
+    ]
+)
+_TYPE_RE = re.compile(r"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\b")
+_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\w.\-<>]*[/\\][^\s'\"():,]+")
+_HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_NUM_RE = re.compile(r"\b\d+(?:\.\d+)?(?:e[-+]?\d+)?\b")
+_TIME_RE = re.compile(r"\[\d{2}:\d{2}:\d{2}\]")
+_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def error_type(signature: str) -> str:
+    """The exception's short type named in a signature ("" if none)."""
+    m = _TYPE_RE.search(signature)
+    if not m:
+        return ""
+    short = m.group(1).rsplit(".", 1)[-1]
+    # TVM renamed its error classes over time; they all mean "TVM raised".
+    return "TVMError" if short in {"TVMError", "InternalError"} else short
+
+
+def key_words(signature: str) -> frozenset[str]:
+    """The words of a signature that identify it (numbers, paths, addresses dropped)."""
+    s = _TIME_RE.sub(" ", signature)
+    s = _PATH_RE.sub(" ", s)
+    s = _HEX_RE.sub(" ", s)
+    s = _NUM_RE.sub(" ", s)
+    s = _TYPE_RE.sub(" ", s)
+    words = {w.lower() for w in _WORD_RE.findall(s)}
+    return frozenset(w for w in words if len(w) >= 3 and w not in _STOP)
+
+
+def signatures_match(reported: str, observed: str) -> bool:
+    """Fuzzy: same exception type (when both name one) and shared key words."""
+    if not reported.strip():
+        return True
+    rt, ot = error_type(reported), error_type(observed)
+    if rt and ot and rt != ot:
+        return False
+    rw, ow = key_words(reported), key_words(observed)
+    if not rw:
+        return bool(rt and rt == ot)
+    if not ow:
+        return False
+    shared = rw & ow
+    return len(shared) / min(len(rw), len(ow)) >= 0.5
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def _quote(label: str, outcome: Outcome | None, signature: str) -> str:
+    what = outcome.value if outcome else "nothing specific"
+    return f"{label}: {what}" + (f" — {signature}" if signature else "")
+
+
+def compare(reported: Reported | None, cls: Classification) -> Comparison:
+    observed = _quote("observed", cls.outcome, cls.signature)
+    rep_outcome = reported.outcome if reported is not None else None
+    said = (
+        _quote("reported", rep_outcome, reported.signature)
+        if reported is not None and rep_outcome not in (None, Outcome.NO_REPRO)
+        else "reported: nothing specific"
+    )
+    ev = (said, observed)
+
+    if cls.outcome in INCONCLUSIVE_OUTCOMES or cls.outcome not in FAILURE_OUTCOMES | {
+        Outcome.PASSED
+    }:
+        return Comparison(
+            Verdict.INCONCLUSIVE,
+            (
+                *ev,
+                f"{_article(cls.outcome.value)} {cls.outcome.value} run says nothing about the reported problem",
+            ),
+        )
+    if cls.outcome == Outcome.PASSED:
+        return Comparison(
+            Verdict.NOT_REPRODUCED, (*ev, "the script ran to the end without failing")
+        )
+
+    # The run failed.
+    if reported is None or rep_outcome in (None, Outcome.NO_REPRO):
+        if cls.outcome in _TVM_FAILURES:
+            return Comparison(
+                Verdict.REPRODUCED,
+                (*ev, "the issue quotes no error; the run fails in TVM"),
+            )
+        return Comparison(
+            Verdict.DIFFERENT_FAILURE,
+            (*ev, "the issue quotes no error; the run fails in the script's own code"),
+        )
+    assert rep_outcome is not None
+    if rep_outcome == Outcome.PASSED:
+        return Comparison(
+            Verdict.DIFFERENT_FAILURE, (*ev, "the reporter saw it work; here it fails")
+        )
+    if rep_outcome == cls.outcome == Outcome.CRASH:
+        return Comparison(Verdict.REPRODUCED, (*ev, "the process crashes, as reported"))
+    if rep_outcome == cls.outcome == Outcome.WRONG_RESULT:
+        return Comparison(Verdict.REPRODUCED, (*ev, "the result check fails, as reported"))
+    same_class = rep_outcome == cls.outcome or (rep_outcome in TVM_SIDE and cls.outcome in TVM_SIDE)
+    if same_class and signatures_match(reported.signature, cls.signature):
+        return Comparison(Verdict.REPRODUCED, (*ev, "same failure as reported"))
+    if same_class:
+        return Comparison(
+            Verdict.DIFFERENT_FAILURE,
+            (*ev, "same kind of failure, but not the reported error"),
+        )
+    return Comparison(
+        Verdict.DIFFERENT_FAILURE,
+        (*ev, f"reported {rep_outcome.value}, but the run ends in {cls.outcome.value}"),
+    )

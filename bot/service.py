@@ -1,0 +1,323 @@
+"""The plain functions behind the Celery tasks (tests call them directly).
+
+    triage_issue  (triage queue)  fetch the issue, plan, post "queued", send the run job
+    run_job       (cpu/gpu queue) run the script in the sandbox, probe the environment
+    mark_running  (triage queue)  comment "running on a <kind> worker"
+    report        (triage queue)  conclude, edit the one comment, set labels, record the result
+
+Only ``run_job`` runs on a cpu/gpu worker, and it touches neither GitHub nor the issue: it gets
+the script and its arguments as JSON and returns the run as JSON.
+
+Idempotency: every request becomes a job with a fresh id stored as the issue's newest job. A job
+that is no longer the newest skips (superseded). A report is recorded once per job id (a
+redelivered run or report posts nothing twice; the comment is found by its marker and edited).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.config import Config
+from bot.errors import InfraError
+from bot.events import ONLY_IF_CHANGED, REASON_RETEST, is_bot_comment
+from bot.labels import MARKER
+from bot.models import Comment, Issue, RunResult
+from bot.pipeline import Plan, conclude, plan
+from bot.render import is_own_label, render_status
+from bot.state import State
+
+log = logging.getLogger("reprobot.service")
+
+RETEST_ROLES = frozenset({"triage", "write", "maintain", "admin"})
+REACTION_ACK = "eyes"
+
+MSG_RETEST_DENIED = (
+    "@{user} `/retest` can be asked for by the issue's author or by someone with triage, "
+    "write, maintain or admin permission on this repository."
+)
+MSG_RETEST_COOLDOWN = (
+    "@{user} a run of this issue was asked for less than {cooldown} s ago; "
+    "please try `/retest` again in {left} s."
+)
+
+EnqueueFn = Callable[[str, list[Any], str], None]
+
+
+@dataclass
+class Services:
+    """What the functions need, made once per worker process by ``tasks.app``."""
+
+    config: Config
+    state: State
+    github_factory: Callable[[], Any]
+    enqueue: EnqueueFn
+    hostname: str = ""
+    cache_dir: Path | None = None
+
+    @property
+    def github(self) -> Any:
+        return self.github_factory()
+
+
+# -- triage queue ------------------------------------------------------------------------------
+def fetch_issue(svc: Services, repo: str, number: int) -> Issue:
+    """The issue with its comments, less the bot's own comments (they are not the report)."""
+    gh = svc.github
+    data = gh.get_issue(repo, number)
+    comments = tuple(
+        Comment(author=str((c.get("user") or {}).get("login") or ""), body=str(c.get("body") or ""))
+        for c in gh.get_comments(repo, number)
+        if not is_bot_comment(c, svc.config.service.bot_login, MARKER)
+    )
+    issue = Issue.from_github(data, repo=repo)
+    return Issue(
+        title=issue.title,
+        body=issue.body,
+        author=issue.author,
+        labels=issue.labels,
+        comments=comments,
+        number=number,
+        repo=repo,
+        url=issue.url,
+    )
+
+
+def triage_issue(
+    svc: Services,
+    repo: str,
+    number: int,
+    reason: str,
+    *,
+    requested_by: str = "",
+    comment_id: int | None = None,
+    delivery: str = "",
+) -> dict[str, Any]:
+    """Decide whether and where to run the issue's script; returns what was done."""
+    gh = svc.github
+    if reason == REASON_RETEST and comment_id is not None:
+        gh.react(repo, comment_id, REACTION_ACK)  # acknowledge at once
+    issue = fetch_issue(svc, repo, number)
+
+    if reason == REASON_RETEST:
+        refused = _check_retest(svc, repo, number, issue, requested_by, comment_id)
+        if refused:
+            return {"status": refused}
+
+    with svc.state.issue_lock(repo, number):
+        the_plan = plan(issue)
+        sha = the_plan.repro.sha256
+        if reason in ONLY_IF_CHANGED:
+            current = svc.state.current_job(repo, number)
+            job = svc.state.job(current) if current else None
+            if job is not None and job.get("repro_sha256") == sha:
+                return {"status": "unchanged", "job_id": current}
+        job_id = uuid.uuid4().hex
+        record = {
+            "job_id": job_id,
+            "repo": repo,
+            "number": number,
+            "title": issue.title,
+            "url": issue.url,
+            "reason": reason,
+            "requested_by": requested_by,
+            "delivery": delivery,
+            "issue": issue.to_dict(),
+            "plan": the_plan.to_dict(),
+            "worker": the_plan.worker,
+            "repro_sha256": sha,
+            "status": "queued",
+            "created": time.time(),
+        }
+        svc.state.new_job(job_id, record)
+        svc.state.touch_issue(repo, number)
+        if not the_plan.repro.found:
+            summary = _finish(svc, record, None, {}, "")
+            return {"status": "reported", "job_id": job_id, **summary}
+        gh.upsert_bot_comment(
+            repo, number, render_status("queued", the_plan.worker, the_plan.repro), MARKER
+        )
+        svc.enqueue("reprobot.run", [run_request(record, the_plan)], the_plan.worker)
+        return {"status": "queued", "job_id": job_id, "worker": the_plan.worker}
+
+
+def _check_retest(
+    svc: Services,
+    repo: str,
+    number: int,
+    issue: Issue,
+    user: str,
+    comment_id: int | None,
+) -> str:
+    """'' when the retest may go ahead; otherwise why not (after one short reply)."""
+    gh = svc.github
+    allowed = bool(user) and user.lower() == issue.author.lower()
+    if not allowed and user:
+        allowed = str(gh.permission(repo, user)).lower() in RETEST_ROLES
+    if not allowed:
+        gh.reply(repo, number, MSG_RETEST_DENIED.format(user=user or "someone"))
+        return "denied"
+    cooldown = svc.config.service.retest_cooldown_s
+    if not svc.state.start_cooldown(repo, number, cooldown, token=str(comment_id or "")):
+        left = svc.state.cooldown_left(repo, number)
+        gh.reply(repo, number, MSG_RETEST_COOLDOWN.format(user=user, cooldown=cooldown, left=left))
+        return "cooldown"
+    return ""
+
+
+def run_request(record: dict[str, Any], the_plan: Plan) -> dict[str, Any]:
+    """The JSON a cpu/gpu worker gets: the script and how to run it; nothing else."""
+    return {
+        "job_id": record["job_id"],
+        "repo": record["repo"],
+        "number": record["number"],
+        "script": the_plan.repro.script,
+        "args": list(the_plan.repro.args),
+        "needs": list(the_plan.needs),
+        "gpu": the_plan.worker == "gpu",
+    }
+
+
+def mark_running(svc: Services, job_id: str, worker_name: str) -> dict[str, Any]:
+    job = svc.state.job(job_id)
+    if job is None:
+        return {"status": "unknown-job"}
+    repo, number = job["repo"], int(job["number"])
+    with svc.state.issue_lock(repo, number):
+        if svc.state.is_reported(job_id) or svc.state.is_superseded(job_id, repo, number):
+            return {"status": "skipped"}
+        the_plan = Plan.from_dict(job["plan"])
+        svc.github.upsert_bot_comment(
+            repo, number, render_status("running", the_plan.worker, the_plan.repro), MARKER
+        )
+    return {"status": "running"}
+
+
+def report(svc: Services, result: dict[str, Any]) -> dict[str, Any]:
+    """Conclude a run and publish it, once per job."""
+    job_id = str(result.get("job_id") or "")
+    if result.get("skipped"):
+        return {"status": "skipped", "job_id": job_id, "why": result.get("skipped")}
+    job = svc.state.job(job_id)
+    if job is None:
+        return {"status": "unknown-job", "job_id": job_id}
+    repo, number = job["repo"], int(job["number"])
+    with svc.state.issue_lock(repo, number):
+        if svc.state.is_reported(job_id):
+            return {"status": "duplicate", "job_id": job_id}
+        if svc.state.is_superseded(job_id, repo, number):
+            svc.state.update_job(job_id, status="superseded")
+            return {"status": "superseded", "job_id": job_id}
+        run = RunResult.from_dict(result["run"]) if result.get("run") else None
+        env = {str(k): str(v) for k, v in (result.get("environment") or {}).items()}
+        infra = str(result.get("infra_error") or "")
+        if run is None and not infra:
+            infra = "the worker returned no run result"
+        job["worker_name"] = result.get("worker_name", "")
+        summary = _finish(svc, job, run, env, infra)
+    return {"status": "reported", "job_id": job_id, **summary}
+
+
+def _finish(
+    svc: Services,
+    job: dict[str, Any],
+    run: RunResult | None,
+    environment: dict[str, str],
+    infra_error: str,
+) -> dict[str, Any]:
+    """Conclude, edit the comment, set the labels, record the result (caller holds the lock)."""
+    cfg = svc.config
+    repo, number, job_id = job["repo"], int(job["number"]), job["job_id"]
+    issue = Issue.from_dict(job["issue"])
+    the_plan = Plan.from_dict(job["plan"])
+    triage = conclude(
+        issue, the_plan, run, environment, label_prefix=cfg.label_prefix, infra_error=infra_error
+    )
+    gh = svc.github
+    comment_id = gh.upsert_bot_comment(repo, number, triage.comment, MARKER)
+    prefix = cfg.label_prefix
+    gh.set_bot_labels(repo, number, list(triage.labels), is_own=lambda n: is_own_label(n, prefix))
+    record = {
+        "job_id": job_id,
+        "repo": repo,
+        "number": number,
+        "title": job.get("title", ""),
+        "url": job.get("url", ""),
+        "comment_id": comment_id,
+        "reason": job.get("reason", ""),
+        "requested_by": job.get("requested_by", ""),
+        "outcome": triage.outcome.value,
+        "verdict": triage.verdict.value,
+        "labels": list(triage.labels),
+        "signature": triage.classification.signature,
+        "needs": list(triage.needs),
+        "worker": job.get("worker", ""),
+        "worker_name": job.get("worker_name", ""),
+        "repro_sha256": job.get("repro_sha256", ""),
+        "seconds": run.seconds if run else None,
+        "tvm_version": environment.get("tvm_version", ""),
+        "tvm_commit": environment.get("tvm_commit", ""),
+        "gpu": environment.get("gpu", ""),
+        "infra_error": infra_error,
+        "created": job.get("created"),
+        "finished": time.time(),
+    }
+    first = svc.state.record_result(job_id, repo, number, record)
+    svc.state.update_job(job_id, status="done", outcome=record["outcome"],
+                         verdict=record["verdict"], finished=record["finished"])
+    return {"outcome": record["outcome"], "verdict": record["verdict"], "first": first}
+
+
+# -- cpu / gpu queue ---------------------------------------------------------------------------
+def run_job(
+    job: dict[str, Any],
+    *,
+    config: Config,
+    state: State,
+    hostname: str = "",
+    cache_dir: Path | None = None,
+    notify: EnqueueFn | None = None,
+) -> dict[str, Any]:
+    """Run one job's script in the sandbox and probe the environment; JSON in, JSON out.
+
+    Our own failures (the sandbox could not start, the interpreter is missing) come back as
+    ``infra_error``, never as a result of the user's script.
+    """
+    job_id = str(job["job_id"])
+    repo, number = str(job["repo"]), int(job["number"])
+    base = {"job_id": job_id, "worker_name": hostname}
+    if state.is_superseded(job_id, repo, number):
+        return {**base, "skipped": "superseded by a newer request"}
+    if state.is_reported(job_id):
+        return {**base, "skipped": "already reported"}
+    state.update_job(job_id, status="running", worker_name=hostname, started=time.time())
+    if notify is not None:
+        notify("reprobot.status", [job_id, hostname], "triage")
+
+    from tasks.probe import probe_environment
+    from tasks.runner import run_script
+
+    python = config.tvm.python
+    pass_env = {k: os.environ[k] for k in config.tvm.pass_env if k in os.environ}
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            probe = pool.submit(probe_environment, python, cache_dir=cache_dir)
+            run = run_script(
+                str(job["script"]),
+                python=python,
+                args=tuple(job.get("args") or ()),
+                sandbox=config.sandbox,
+                gpu=bool(job.get("gpu")),
+                pass_env=pass_env,
+            )
+            environment = probe.result()
+    except InfraError as e:
+        return {**base, "run": None, "environment": {}, "infra_error": str(e)}
+    return {**base, "run": run.to_dict(), "environment": dict(environment), "infra_error": ""}

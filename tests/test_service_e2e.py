@@ -1,0 +1,291 @@
+"""The service end to end, every part real on loopback: a redis-server, Celery worker processes
+(``python -m tasks.app``, the code behind ``reprobot worker``), the receiver (``reprobot serve``
+under uvicorn), real scripts against apache-tvm in the bwrap sandbox. Only GitHub is our fake.
+
+Webhooks are built from the fake's own state in GitHub's shapes and signed like GitHub does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import BOT_LOGIN, REPO, RedisServer, Service, wait_until
+from fake_github import FakeGitHub
+
+pytestmark = [pytest.mark.service, pytest.mark.tvm, pytest.mark.sandbox]
+
+MARKER = "<!-- reprobot -->"
+FENCE = "```"
+
+CHECK_FAILED = """\
+import tvm
+from tvm import tirx
+
+x = tirx.Var("x", "int32")
+y = tirx.Add(x, tirx.const(1.0, "float32"))
+print(y)
+"""
+
+REPORTED = (
+    "### Actual behavior\n\n"
+    f"{FENCE}\nTraceback (most recent call last):\n  File \"repro.py\", line 5, in <module>\n"
+    "TypeError: Check failed: (a_ty->dtype == b_ty->dtype) is false: mismatched types. "
+    "int32 vs. float32\n"
+    f"{FENCE}\n"
+)
+
+
+def bug_report(script: str = CHECK_FAILED, reported: str = REPORTED) -> str:
+    return f"### To reproduce\n\n{FENCE}python\n{script}{FENCE}\n\n{reported}"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory, probe_cache: Path) -> Iterator[Service]:
+    """One Redis, fake GitHub, worker (triage + cpu) and receiver for the module's tests."""
+    tmp = tmp_path_factory.mktemp("e2e")
+    server = RedisServer(tmp / "redis").start()
+    gh = FakeGitHub().start()
+    from conftest import BOT_TOKEN
+
+    gh.add_token(BOT_TOKEN, BOT_LOGIN)
+    gh.add_repo(REPO)
+    svc = Service(tmp, server.url, gh, probe_cache)
+    try:
+        svc.worker("triage,cpu", concurrency=2)
+        svc.receiver()
+        yield svc
+    finally:
+        svc.stop_all()
+        gh.stop()
+        server.stop()
+
+
+def bot_comments(gh: FakeGitHub, number: int) -> list[dict[str, Any]]:
+    return [c for c in gh.comments(REPO, number) if c["user"]["login"] == BOT_LOGIN]
+
+
+def wait_result(svc: Service, number: int, runs: int = 1, timeout: float = 120) -> dict[str, Any]:
+    st = svc.state()
+
+    def done() -> Any:
+        hist = st.history(REPO, number)
+        return hist[0] if len(hist) >= runs else None
+
+    try:
+        return wait_until(done, timeout, f"result #{runs} of issue {number}", interval=0.2)
+    except AssertionError:
+        for p in svc.procs:
+            print(f"---- {p.name} ----\n{p.output()[-6000:]}")
+        raise
+
+
+def open_issue(svc: Service, title: str = "[Bug] Add of int and float fails a check",
+               body: str | None = None, user: str = "alice") -> int:
+    gh = svc.github
+    n = gh.add_issue(REPO, title=title, body=bug_report() if body is None else body, user=user)
+    r = svc.post("issues", gh.webhook_payload("issues", "opened", REPO, n))
+    assert r.status_code == 202 and r.json()["status"] == "queued", r.text
+    return n
+
+
+def comment(svc: Service, number: int, body: str, user: str) -> tuple[int, httpx.Response]:
+    gh = svc.github
+    cid = gh.add_comment(REPO, number, body, user=user)
+    payload = gh.webhook_payload("issue_comment", "created", REPO, number, comment_id=cid)
+    return cid, svc.post("issue_comment", payload)
+
+
+def test_opened_issue_gets_one_comment_with_labels(env: Service):
+    n = open_issue(env)
+    result = wait_result(env, n)
+    assert result["outcome"] == "internal-error" and result["verdict"] == "reproduced"
+
+    (c,) = bot_comments(env.github, n)
+    assert c["body"].startswith(MARKER)
+    assert "Check failed" in c["body"]
+    assert c["id"] == result["comment_id"]
+    labels = env.github.issue_labels(REPO, n)
+    assert "repro: internal-error" in labels and "repro: reproduced" in labels
+    repo_labels = env.github.repo_labels(REPO)
+    assert repo_labels["repro: reproduced"]["color"] != "ededed"  # created with its own colour
+
+    # The dashboard shows it, and the worker with its TVM.
+    status = httpx.get(env.receiver_url + "/api/status", timeout=5).json()
+    row = next(r for r in status["results"] if r["number"] == n)
+    assert row["latest"]["outcome"] == "internal-error"
+    worker = next(w for w in status["workers"] if "cpu" in w["queues"])
+    assert worker["tvm_version"].startswith("0.") and worker["heartbeat_age_s"] < 60
+    assert result["tvm_version"] == worker["tvm_version"]
+    page = httpx.get(env.receiver_url + "/", timeout=5).text
+    assert f"{REPO}#{n}" in page and "internal-error" in page
+
+
+def test_retest_by_author_edits_the_same_comment(env: Service):
+    gh = env.github
+    n = open_issue(env)
+    first = wait_result(env, n)
+    (c1,) = bot_comments(gh, n)
+
+    cid, r = comment(env, n, "I updated TVM, could you check again?\n/retest", "alice")
+    assert r.status_code == 202 and r.json()["status"] == "queued"
+    second = wait_result(env, n, runs=2)
+    assert second["job_id"] != first["job_id"] and second["reason"] == "retest"
+    (c2,) = bot_comments(gh, n)
+    assert c2["id"] == c1["id"]
+    assert (BOT_LOGIN, "eyes") in gh.reactions(REPO, comment_id=cid)
+
+    # A second /retest inside the cooldown: one short reply, no run.
+    _, r = comment(env, n, "/retest", "alice")
+    assert r.status_code == 202
+    wait_until(lambda: len(bot_comments(gh, n)) == 2, 60, "the cooldown reply")
+    reply = bot_comments(gh, n)[1]
+    assert "try `/retest` again" in reply["body"] and MARKER not in reply["body"]
+    assert len(env.state().history(REPO, n)) == 2
+
+
+def test_retest_by_a_stranger_runs_nothing(env: Service):
+    gh = env.github
+    n = gh.add_issue(REPO, title="[Feature] not a bug report", body=bug_report())
+    gh.set_permission(REPO, "mallory", "read")
+    cid, r = comment(env, n, "/retest", "mallory")
+    assert r.status_code == 202 and r.json()["status"] == "queued"
+    wait_until(lambda: bot_comments(gh, n), 60, "the reply to the stranger")
+    (reply,) = bot_comments(gh, n)
+    assert "@mallory" in reply["body"] and "permission" in reply["body"]
+    assert MARKER not in reply["body"]
+    st = env.state()
+    assert st.current_job(REPO, n) is None and st.history(REPO, n) == []
+
+    # Someone with triage permission may ask.
+    gh.set_permission(REPO, "tina", "triage")
+    comment(env, n, "/retest", "tina")
+    result = wait_result(env, n)
+    assert result["requested_by"] == "tina" and result["outcome"] == "internal-error"
+    assert len([c for c in bot_comments(gh, n) if c["body"].startswith(MARKER)]) == 1
+
+
+def test_webhook_statuses_over_http(env: Service):
+    gh = env.github
+    n = gh.add_issue(REPO, title="[Bug] statuses", body="no script here, just words")
+    payload = gh.webhook_payload("issues", "opened", REPO, n)
+    assert env.post("issues", payload, secret="not-the-secret").status_code == 401
+    assert env.post("issues", payload, secret=None).status_code == 401
+    assert env.post("issues", None, body=b"{not json").status_code == 400
+    r = env.post("ping", {"zen": "Design for failure.", "hook_id": 31337})
+    assert r.status_code == 200 and r.json()["hook_id"] == 31337
+
+    r1 = env.post("issues", payload, delivery="e2e-dup-1")
+    r2 = env.post("issues", payload, delivery="e2e-dup-1")
+    assert r1.status_code == 202 and r1.json()["status"] == "queued"
+    assert r2.status_code == 202 and "duplicate delivery" in r2.json()["reason"]
+    result = wait_result(env, n)
+    assert result["outcome"] == "no-repro"
+    (c,) = bot_comments(gh, n)
+    assert c["body"].startswith(MARKER)
+    assert len(env.state().history(REPO, n)) == 1
+
+
+def test_github_502_then_200_gives_one_comment(env: Service):
+    gh = env.github
+    # The comment is created but the answer is lost (502), then a plain 502 on the labels.
+    gh.fail_next("POST", rf"/repos/{REPO}/issues/\d+/comments$", 502, apply=True)
+    gh.fail_next("POST", rf"/repos/{REPO}/issues/\d+/labels$", 502)
+    n = open_issue(env)
+    wait_result(env, n)
+    (c,) = bot_comments(gh, n)
+    assert c["body"].startswith(MARKER) and "Check failed" in c["body"]
+    assert "repro: reproduced" in gh.issue_labels(REPO, n)
+
+
+def test_redis_down_gives_503(tmp_path: Path, probe_cache: Path, fake_github: FakeGitHub):
+    server = RedisServer(tmp_path / "redis").start()
+    svc = Service(tmp_path, server.url, fake_github, probe_cache)
+    try:
+        svc.receiver()
+        server.stop()
+        r = svc.post("issues", {"action": "opened", "issue": {"number": 1},
+                                "repository": {"full_name": REPO}})
+        assert r.status_code == 503
+        assert "Redis" in r.json()["error"]
+        assert httpx.get(svc.receiver_url + "/healthz", timeout=5).status_code == 503
+    finally:
+        svc.stop_all()
+        server.stop()
+
+
+SLOW = """\
+import time
+import tvm
+from tvm import tirx
+
+time.sleep(4)
+x = tirx.Var("x", "int32")
+print(tirx.Add(x, tirx.const(1.0, "float32")))
+"""
+
+
+def test_worker_killed_mid_run_is_redone_and_reported_once(
+    tmp_path: Path, probe_cache: Path, fake_github: FakeGitHub
+):
+    server = RedisServer(tmp_path / "redis").start()
+    svc = Service(tmp_path, server.url, fake_github, probe_cache)
+    gh = fake_github
+    st = svc.state()
+    try:
+        svc.worker("triage", concurrency=1)
+        doomed = svc.worker("cpu", concurrency=1, visibility_timeout=8, github=False)
+        svc.receiver()
+        n = open_issue(svc, body=bug_report(SLOW))
+
+        def running() -> Any:
+            job_id = st.current_job(REPO, n)
+            job = st.job(job_id) if job_id else None
+            return job if job and job.get("status") == "running" else None
+
+        job = wait_until(running, 60, "the run to start")
+        wait_until(lambda: "running" in (bot_comments(gh, n) or [{"body": ""}])[0]["body"],
+                   30, "the 'running' comment")
+        doomed.kill()  # the whole worker, pool and sandbox included
+        assert st.latest(REPO, n) is None
+
+        survivor = svc.worker("cpu", concurrency=1, visibility_timeout=8, github=False)
+        result = wait_result(svc, n, timeout=120)
+        assert result["job_id"] == job["job_id"]
+        assert result["outcome"] == "internal-error"
+        assert result["worker_name"] != job["worker_name"]
+        assert survivor.alive()
+        # Reported once: one history entry, one comment.
+        assert len(st.history(REPO, n)) == 1
+        (c,) = bot_comments(gh, n)
+        assert "Check failed" in c["body"]
+    finally:
+        svc.stop_all()
+        server.stop()
+
+
+def test_cpu_worker_needs_no_github_credentials(
+    tmp_path: Path, probe_cache: Path, fake_github: FakeGitHub
+):
+    server = RedisServer(tmp_path / "redis").start()
+    svc = Service(tmp_path, server.url, fake_github, probe_cache)
+    try:
+        w = svc.worker("cpu", concurrency=1, github=False)
+        assert w.alive()
+        # ... while a triage worker without them refuses to start, naming what is missing.
+        env = svc.env(github=False)
+        import subprocess
+        import sys
+
+        p = subprocess.run([sys.executable, "-m", "tasks.app", "--queues", "triage"],
+                           env=env, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "GITHUB_TOKEN" in p.stderr
+        info = json.dumps(svc.state().workers())
+        assert "cpu" in info
+    finally:
+        svc.stop_all()
+        server.stop()

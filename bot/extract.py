@@ -39,7 +39,9 @@ PLAIN_TAGS = frozenset({"", "text", "txt", "plain", "plaintext", "none", "code",
 SHELL_TAGS = frozenset({"sh", "bash", "shell", "console", "shell-session", "zsh", "cmd", "bat",
                         "powershell", "ps", "ps1", "terminal", "fish"})
 
-MAX_UNFENCED_LINES = 1500
+MAX_UNFENCED_LINES = 5000
+MAX_UNFENCED_RUNS = 20
+MAX_UNFENCED_PARSES = 5000
 UNFENCED_LOOKAHEAD = 60
 
 _ASK = (
@@ -585,6 +587,11 @@ def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Rep
 def _pick_primary(scripts: list[_Code]) -> _Code | None:
     if not scripts:
         return None
+    # A block the text presents as the working variant of an earlier one is not the repro.
+    first = scripts[0]
+    scripts = [first] + [
+        c for c in scripts[1:] if not _VARIANT_RE.search(_last_paragraph(c.block.prose))
+    ]
     # A block with imports is a script; one without may be printed output that parses.
     scripts = sorted(scripts, key=lambda c: (not _has_import(c.tree), c.block.start))
     for c in scripts:
@@ -676,8 +683,9 @@ def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> R
 
 
 def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
-    """Maximal runs of lines that parse as Python and start with an import."""
+    """Maximal runs of lines that parse as Python, starting with an import (or TVM code)."""
     runs: list[tuple[int, int, str, ast.Module]] = []
+    budget = [MAX_UNFENCED_PARSES]  # parse attempts left: bounded time on any text
     i = 0
     n = len(lines)
     while i < n:
@@ -685,26 +693,15 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
         if not strong and not _WEAK_START_RE.match(lines[i]):
             i += 1
             continue
-        best: tuple[int, str, ast.Module] | None = None
-        fails = 0
-        j = i + 1
-        while j <= n and j - i <= MAX_UNFENCED_LINES:
-            if "\x00" in lines[j - 1]:
-                break
-            chunk = _dedent("\n".join(lines[i:j]).translate(_SMART))
-            tree = _parse(chunk)
-            if tree is not None:
-                best, fails = (j, chunk, tree), 0
-            else:
-                fails += 1
-                if fails > UNFENCED_LOOKAHEAD:
-                    break
-            j += 1
-        if best is None:
+        if len(runs) >= MAX_UNFENCED_RUNS or budget[0] <= 0:
+            break
+        end = _extend_run(lines, i, budget)
+        if end is None:
             i += 1
             continue
-        end, chunk, tree = best
-        trimmed = _trim_trailing(chunk, tree)
+        chunk = _dedent("\n".join(lines[i:end]).translate(_SMART))
+        tree = _parse(chunk)
+        trimmed = _trim_trailing(chunk, tree) if tree is not None else None
         if trimmed is None:
             i = end
             continue
@@ -724,6 +721,73 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
             runs.append((start, end, code, run_tree))
         i = end
     return runs
+
+
+def _extend_run(lines: list[str], i: int, budget: list[int]) -> int | None:
+    """One past the last line of the run of top-level statements that starts at line ``i``.
+
+    Statement by statement (linear time): each statement is parsed on its own, or together with
+    the one before (``else:``, ``except:``); the run stops at the first line that cannot start a
+    statement (prose, a log line), or when a statement does not close within the lookahead.
+    """
+    n = len(lines)
+    base = _indent(lines[i])
+    s = i  # first line of the statement being read
+    prev_s: int | None = None  # first line of the last statement read
+    best: int | None = None
+    j = i + 1
+    while j <= n and j - i <= MAX_UNFENCED_LINES:
+        if "\x00" in lines[j - 1]:
+            break
+        if j - 1 == s:
+            first = lines[s]
+            if not first.strip():
+                s += 1
+                j += 1
+                continue
+            if _indent(first) < base or not _could_start_statement(first):
+                break
+            if first.rstrip().endswith(":") and not _next_is_deeper(lines, s, base):
+                break  # a header with no indented body: prose ending in a colon
+        if j - s > UNFENCED_LOOKAHEAD:
+            break
+        nxt = lines[j] if j < n else ""
+        # Try only where a statement can end: the next line is not indented deeper.
+        if lines[j - 1].strip() and not (nxt.strip() and _indent(nxt) > base):
+            budget[0] -= 1
+            if budget[0] <= 0:
+                break
+            if _parse(_segment(lines, s, j)) is not None:
+                prev_s, s, best = s, j, j
+            elif prev_s is not None and _parse(_segment(lines, prev_s, j)) is not None:
+                s, best = j, j
+        j += 1
+    return best
+
+
+def _next_is_deeper(lines: list[str], k: int, base: int) -> bool:
+    for ln in lines[k + 1 :]:
+        if ln.strip():
+            return _indent(ln) > base
+    return False
+
+
+def _segment(lines: list[str], start: int, end: int) -> str:
+    return textwrap.dedent("\n".join(lines[start:end]).translate(_SMART))
+
+
+def _could_start_statement(line: str) -> bool:
+    text = line.strip().translate(_SMART)
+    if _parse(text) is not None or text.startswith("@"):
+        return True
+    if text.endswith((":", "\\", ",", "(", "[", "{")) or '"""' in text or "\'\'\'" in text:
+        return True
+    depth = sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+    return depth > 0
+
+
+def _indent(line: str) -> int:
+    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
 
 
 def _substantial(code: str, *, strong: bool) -> bool:

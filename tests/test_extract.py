@@ -785,3 +785,20 @@ def test_unfenced_code_without_imports_from_a_forum_post() -> None:
 def test_a_single_assignment_in_prose_is_not_a_script() -> None:
     body = "I think the result = wrong(value) here, as printed.\n\nx = foo(1)\n"
     assert not extract_repro(issue(body)).found
+
+
+def test_working_variant_with_imports_does_not_beat_a_repro_without() -> None:
+    body = f"""\
+    {F}python
+    x = tvm.tirx.Var("x", "int32")
+    print(tvm.arith.Analyzer().simplify(x * 0 // 0))
+    {F}
+    With the imports and a non-zero divisor it works:
+    {F}python
+    import tvm
+    x = tvm.tirx.Var("x", "int32")
+    print(tvm.arith.Analyzer().simplify(x * 0 // 1))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#0",)

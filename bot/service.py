@@ -28,7 +28,7 @@ from typing import Any
 from bot.config import Config
 from bot.errors import InfraError
 from bot.events import ONLY_IF_CHANGED, REASON_RETEST, is_bot_comment
-from bot.labels import MARKER
+from bot.labels import MARKER, STATUS_QUEUED, STATUS_RUNNING, label_specs
 from bot.models import Comment, Issue, RunResult
 from bot.pipeline import Plan, conclude, plan
 from bot.render import is_own_label, render_status
@@ -142,7 +142,7 @@ def triage_issue(
             summary = _finish(svc, record, None, {}, "")
             return {"status": "reported", "job_id": job_id, **summary}
         gh.upsert_bot_comment(
-            repo, number, render_status("queued", the_plan.worker, the_plan.repro), MARKER
+            repo, number, render_status(STATUS_QUEUED, the_plan.worker, the_plan.repro), MARKER
         )
         svc.enqueue("reprobot.run", [run_request(record, the_plan)], the_plan.worker)
         return {"status": "queued", "job_id": job_id, "worker": the_plan.worker}
@@ -195,7 +195,7 @@ def mark_running(svc: Services, job_id: str, worker_name: str) -> dict[str, Any]
             return {"status": "skipped"}
         the_plan = Plan.from_dict(job["plan"])
         svc.github.upsert_bot_comment(
-            repo, number, render_status("running", the_plan.worker, the_plan.repro), MARKER
+            repo, number, render_status(STATUS_RUNNING, the_plan.worker, the_plan.repro), MARKER
         )
     return {"status": "running"}
 
@@ -243,7 +243,9 @@ def _finish(
     gh = svc.github
     comment_id = gh.upsert_bot_comment(repo, number, triage.comment, MARKER)
     prefix = cfg.label_prefix
-    gh.set_bot_labels(repo, number, list(triage.labels), is_own=lambda n: is_own_label(n, prefix))
+    specs = {name: (color, desc) for name, color, desc in label_specs(prefix)}
+    gh.set_bot_labels(repo, number, list(triage.labels),
+                      is_own=lambda n: is_own_label(n, prefix), specs=specs)
     record = {
         "job_id": job_id,
         "repo": repo,

@@ -15,6 +15,7 @@ Failures leave as :class:`GitHubError` subclasses (all :class:`bot.errors.InfraE
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import time
 import urllib.parse
@@ -32,6 +33,7 @@ from bot.errors import InfraError
 from bot.models import Comment, Issue
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 ROLES = ("none", "read", "triage", "write", "maintain", "admin")
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
@@ -287,7 +289,10 @@ class GitHubClient:
         existing = self.get_comments(repo, number)
         ours = [c for c in existing if is_ours(c)]
         if ours:
-            return self._edit_comment(repo, ours[0], body)
+            try:
+                return self._edit_comment(repo, ours[0], body)
+            except GitHubNotFound:  # deleted meanwhile (by a maintainer): write a new one
+                existing = [c for c in existing if c["id"] != ours[0]["id"]]
         return self._create_comment(
             repo, number, body, known={c["id"] for c in existing}, is_ours=is_ours
         )
@@ -533,6 +538,7 @@ class GitHubClient:
                             f"{what}: rate limited by GitHub ({status}) for {wait:.0f}s more",
                             status=status, retry_at=self._clock() + wait,
                         ) from e
+                    log.warning("%s: rate limited (%s), waiting %.1fs", what, status, wait)
                     self._sleep(wait)
                     waited += wait
                     continue  # a refused request changed nothing: not ambiguous
@@ -570,5 +576,7 @@ class GitHubClient:
                     f"{what}: GitHub unavailable ({detail}); gave up after {waited:.0f}s",
                     status=status,
                 ) from cause
+            log.warning("%s: %s (try %d of %d), retrying in %.1fs",
+                        what, detail, failures, p.attempts, delay)
             self._sleep(delay)
             waited += delay

@@ -169,6 +169,7 @@ class _Fault:
     times: int
     apply: bool
     delay: float
+    before: Callable[[], None] | None = None
 
 
 @dataclass
@@ -387,6 +388,11 @@ class FakeGitHub:
             self._user(user)
             return self._new_comment(self._repo(repo), self._issue(repo, number), user, body).id
 
+    def delete_comment(self, repo: str, comment_id: int) -> None:
+        with self._lock:
+            c = self._comments.pop(comment_id)
+            self._repo(repo).issues[c.number].comment_ids.remove(comment_id)
+
     def label_issue(self, repo: str, number: int, *names: str) -> None:
         """Put labels on an issue (as a maintainer would), creating missing repo labels."""
         with self._lock:
@@ -426,6 +432,7 @@ class FakeGitHub:
         body: Any = None,
         apply: bool = False,
         delay: float = 0.0,
+        before: Callable[[], None] | None = None,
     ) -> None:
         """Answer the next ``times`` matching requests with ``status`` instead.
 
@@ -433,7 +440,8 @@ class FakeGitHub:
         (without the API prefix). ``apply=True`` performs the request first and then answers with
         the failure (a write that happened but whose answer was lost). ``delay`` seconds are
         waited before answering; ``status=None`` with a delay only slows the request down.
-        ``body`` as bytes is sent as is (text/html), like a proxy's error page.
+        ``body`` as bytes is sent as is (text/html), like a proxy's error page. ``before`` runs
+        just before the request is handled (e.g. someone deletes the comment meanwhile).
         """
         with self._lock:
             self._faults.append(
@@ -446,6 +454,7 @@ class FakeGitHub:
                     times=times,
                     apply=apply,
                     delay=delay,
+                    before=before,
                 )
             )
 
@@ -932,6 +941,8 @@ class FakeGitHub:
             if fault is not None:
                 fault.times -= 1
                 self._faults = [f for f in self._faults if f.times > 0]
+        if fault is not None and fault.before is not None:
+            fault.before()
         if fault is not None and fault.status is not None and not fault.apply:
             fb = fault.body if fault.body is not None else {
                 "message": "Server Error" if fault.status >= 500 else "Injected failure"}

@@ -533,3 +533,14 @@ def test_configured_login_is_the_fallback_when_github_cannot_say(gh: FakeGitHub,
     gh.add_comment(REPO, issue, f"{MARKER}\nforged", user="mallory")
     c.upsert_bot_comment(REPO, issue, "real", MARKER)
     assert bodies(gh, issue) == [f"{MARKER}\nforged", f"{MARKER}\nreal"]
+
+
+def test_comment_deleted_meanwhile_is_written_again(gh: FakeGitHub, issue: int) -> None:
+    c = client(gh)
+    cid = c.upsert_bot_comment(REPO, issue, "queued", MARKER)
+    gh.fail_next("PATCH", r"/issues/comments/", None,
+                 before=lambda: gh.delete_comment(REPO, cid))
+    new = c.upsert_bot_comment(REPO, issue, "done", MARKER)
+    assert new != cid
+    assert bodies(gh, issue) == [f"{MARKER}\ndone"]
+    assert [r.status for r in gh.requests_to("PATCH", "")] == [404]

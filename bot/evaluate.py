@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from bot.errors import ReprobotError
 from bot.extract import extract_repro
 from bot.models import Issue, Repro, RunResult
 from bot.needs import GPU_DEVICES, detect_needs
@@ -207,10 +208,14 @@ def evaluate_case(
         return res
     result = None
     environment: dict[str, str] = {}
+    infra = ""
     if repro.found:
-        result = run(repro)
-        environment = _probe(python)
-    triage = conclude(issue, the_plan, result, environment)
+        try:
+            result = run(repro)
+            environment = _probe(python)
+        except ReprobotError as e:  # our side failed: counted as infra-error, never the script's
+            infra = str(e)
+    triage = conclude(issue, the_plan, result, environment, infra_error=infra)
     res.outcome = triage.outcome.value
     res.verdict = triage.verdict.value
     res.reported = triage.reported.outcome.value if triage.reported and triage.reported.outcome else None

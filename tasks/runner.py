@@ -48,6 +48,9 @@ TICK_S = 0.05
 DRAIN_GRACE_S = 0.5
 # A scratch tmpfs with less free space than this counts as full.
 DISK_FULL_SLACK = 64 * 1024
+# The repro's command-line arguments, all together (the kernel's own limit is ~2 MiB, 128 KiB
+# per argument); longer is refused with InfraError before anything starts.
+MAX_ARGS_BYTES = 64 * 1024
 _READ_CHUNK = 1 << 16
 _HOST_ENV = {"PATH": sb.SANDBOX_PATH, "LANG": "C.UTF-8"}
 
@@ -63,6 +66,14 @@ def run_script(
 ) -> RunResult:
     """Run ``script`` as ``repro.py`` in the sandbox; see the module docstring."""
     args = [str(a) for a in args]
+    size = sum(len(a.encode("utf-8", "surrogateescape")) + 1 for a in args)
+    if size > MAX_ARGS_BYTES:
+        raise InfraError(
+            f"the repro's command-line arguments are too long to run ({size} bytes; "
+            f"at most {MAX_ARGS_BYTES})"
+        )
+    if any("\0" in a for a in args):
+        raise InfraError("the repro's command-line arguments contain a NUL byte")
     backend = sandbox.backend
     if backend == "bwrap":
         return _run_bwrap(script, python=python, args=args, cfg=sandbox, gpu=gpu,
@@ -105,8 +116,9 @@ def check_sandbox(sandbox: SandboxConfig) -> str:
             "(apt-get install bubblewrap), or choose sandbox.backend: docker"
         )
     try:
-        r = subprocess.run(sb.bwrap_smoke_argv(bwrap), capture_output=True, text=True,
-                           timeout=30, env=_HOST_ENV)
+        _sandbox_host_uid(sandbox, None)  # refuses uid 0
+        r = subprocess.run(sb.bwrap_smoke_argv(bwrap),
+                           capture_output=True, text=True, timeout=30, env=_HOST_ENV)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise InfraError(f"bwrap did not run: {e}. {sb.USERNS_HELP}") from e
     if r.returncode != 0 or r.stdout.strip() != "ok":
@@ -115,8 +127,11 @@ def check_sandbox(sandbox: SandboxConfig) -> str:
             f"{sb.USERNS_HELP}"
         )
     version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
-    return f"sandbox: {version or 'bwrap'} (user/pid/net/ipc/uts/cgroup namespaces ok); " + \
-        _limits_summary()
+    who = ("worker is root: sandbox runs as host uid "
+           f"{sandbox.uid} when the interpreter is world-reachable, else as a capability-less "
+           "host uid 0" if os.geteuid() == 0 else f"sandbox runs as host uid {os.geteuid()}")
+    return (f"sandbox: {version or 'bwrap'} (user/pid/net/ipc/uts/cgroup namespaces ok; {who}); "
+            + _limits_summary())
 
 
 def _limits_summary() -> str:
@@ -136,28 +151,38 @@ def _run_bwrap(script: str, *, python: str, args: list[str], cfg: SandboxConfig,
         raise InfraError("no `bwrap` command: install bubblewrap (apt-get install bubblewrap)")
     interp = sb.interpreter_layout(python)
     limits = cfg.limits
-    host_dir = Path(tempfile.mkdtemp(prefix="reprobot-run-"))
+    host_uid = _sandbox_host_uid(cfg, interp)
+    setpriv = shutil.which("setpriv") if host_uid is not None else None
+    if host_uid is not None and setpriv is None:
+        raise InfraError("the worker runs as root but `setpriv` (util-linux) is missing: "
+                         "install util-linux, or run the worker as a non-root user")
     cgroup: sb.Cgroup | None = None
+    fds: list[int] = []
     status_r, status_w = os.pipe()
-    script_fd = -1
     try:
-        script_path = host_dir / sb.SCRIPT_NAME
-        script_path.write_text(script, encoding="utf-8", errors="surrogateescape")
-        script_fd = os.open(script_path, os.O_RDONLY | os.O_CLOEXEC)
-        etc = sb.write_etc(host_dir / "etc", cfg.uid)
+        script_fd = sb.data_fd(script.encode("utf-8", "surrogateescape"), sb.SCRIPT_NAME)
+        fds.append(script_fd)
+        etc = sb.etc_fds(cfg.uid)
+        fds += etc.values()
+        seccomp_fd = sb.data_fd(sb.seccomp_filter(), "seccomp")
+        fds.append(seccomp_fd)
         env = sb.child_env(home=sb.SANDBOX_SCRATCH, tmpdir=sb.SANDBOX_TMP, pass_env=pass_env)
         inner = sb.bwrap_argv(
             interp=interp, script_fd=script_fd, args=args, env=env, limits=limits, uid=cfg.uid,
-            etc=etc, status_fd=status_w, gpu=gpu,
+            etc_fds=etc, seccomp_fd=seccomp_fd, status_fd=status_w, gpu=gpu,
             gpu_devices=sb.gpu_device_nodes() if gpu else (), bwrap=bwrap,
         )
+        if host_uid is not None and setpriv is not None:
+            inner = sb.drop_privileges_argv(host_uid, inner, setpriv)
         cgroup = sb.make_cgroup(limits)
         argv = sb.join_cgroup_argv(
             cgroup.procs_files if cgroup else [], inner, status_fd=status_w,
-            nproc=None if cgroup or os.geteuid() == 0 else limits.max_processes,
+            nproc=None if cgroup else limits.max_processes,
         )
-        run = _Run(argv, limits=limits, pass_fds=(script_fd, status_w), status_r=status_r,
+        run = _Run(argv, limits=limits, pass_fds=(*fds, status_w), status_r=status_r,
                    cgroup=cgroup, watch_disk=True)
+        sb.close_fds(fds)
+        fds = []
         os.close(status_w)
         status_w = -1
         res = run.wait()
@@ -176,12 +201,25 @@ def _run_bwrap(script: str, *, python: str, args: list[str], cfg: SandboxConfig,
             code, sig = _decode_shell_status(res.returncode)
         return res.result(code, sig, "bwrap")
     finally:
-        for fd in (script_fd, status_w):
-            if fd >= 0:
-                os.close(fd)
+        sb.close_fds(fds)
+        if status_w >= 0:
+            os.close(status_w)
         if cgroup is not None:
             cgroup.remove()
-        shutil.rmtree(host_dir, ignore_errors=True)
+
+
+def _sandbox_host_uid(cfg: SandboxConfig, interp: sb.Interpreter | None) -> int | None:
+    """The host uid to run bwrap as, when the worker is root: ``cfg.uid`` if that user can
+    reach the interpreter (every directory above it searchable by others), else None: bwrap
+    then runs as root and maps the sandbox user to host uid 0 without any capability (hardened
+    by a read-only /proc/sys and the seccomp filter). Not root: None (our own uid)."""
+    if cfg.uid == 0:
+        raise InfraError("sandbox.uid must not be 0 (root)")
+    if os.geteuid() != 0:
+        return None
+    if interp is not None and not all(sb.reachable_by_others(d) for d in interp.binds):
+        return None
+    return cfg.uid
 
 
 def _run_none(script: str, *, python: str, args: list[str], cfg: SandboxConfig,
@@ -200,7 +238,7 @@ def _run_none(script: str, *, python: str, args: list[str], cfg: SandboxConfig,
         cgroup = sb.make_cgroup(limits)
         inner = [exe, "-X", "faulthandler", sb.SCRIPT_NAME, *args]
         argv = sb.join_cgroup_argv(cgroup.procs_files if cgroup else [],
-                                   inner, status_fd=status_w, close_status=True,
+                                   inner, status_fd=status_w,
                                    nproc=None if cgroup else limits.max_processes)
         run = _Run(argv, limits=limits, pass_fds=(status_w,), status_r=status_r, cgroup=cgroup,
                    cwd=str(scratch), env=env, watch_disk=False)

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -227,16 +227,117 @@ def etc_files(uid: int) -> dict[str, str]:
     }
 
 
-def write_etc(dest: Path, uid: int) -> dict[str, str]:
-    """Write the generated /etc files into ``dest``; return {sandbox path: host path}."""
-    dest.mkdir(parents=True, exist_ok=True)
-    out: dict[str, str] = {}
-    for name, text in etc_files(uid).items():
-        p = dest / name
-        p.write_text(text)
-        p.chmod(0o644)
-        out[f"/etc/{name}"] = str(p)
+def etc_fds(uid: int) -> dict[str, int]:
+    """The generated /etc files as sealed-size memory files: {sandbox path: fd}. Close them."""
+    out: dict[str, int] = {}
+    try:
+        for name, text in etc_files(uid).items():
+            out[f"/etc/{name}"] = data_fd(text.encode(), name)
+    except OSError:
+        close_fds(out.values())
+        raise
     return out
+
+
+def data_fd(data: bytes, name: str = "data") -> int:
+    """A readable fd at offset 0 holding ``data`` (a memfd: no file on disk)."""
+    fd = os.memfd_create(f"reprobot-{name}", os.MFD_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def close_fds(fds: Iterable[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def reachable_by_others(path: str) -> bool:
+    """Can a user with no relation to the owners reach and read ``path``? (o+x on every
+    directory above it, o+rx on it)"""
+    p = os.path.abspath(path)
+    try:
+        if os.stat(p).st_mode & 0o005 != 0o005:
+            return False
+        while p != "/":
+            p = os.path.dirname(p)
+            if not os.stat(p).st_mode & 0o001:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- seccomp
+
+# struct seccomp_data: nr at offset 0, arch at offset 4.
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+# Syscalls denied with EPERM: the kernel keyrings (the sandbox user is a host uid whose
+# keyrings may hold the worker's keys) and namespace/mount/kernel-level operations.
+_DENIED_SYSCALLS = {
+    "x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "kexec_load": 246,
+               "init_module": 175, "finit_module": 313, "delete_module": 176, "bpf": 321,
+               "perf_event_open": 298, "userfaultfd": 323, "open_by_handle_at": 304,
+               "name_to_handle_at": 303, "kexec_file_load": 320, "fanotify_init": 300},
+    "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "kexec_load": 104,
+                "init_module": 105, "finit_module": 273, "delete_module": 106, "bpf": 280,
+                "perf_event_open": 241, "userfaultfd": 282, "open_by_handle_at": 265,
+                "name_to_handle_at": 264, "kexec_file_load": 294, "fanotify_init": 262},
+}
+_SECCOMP_RET_ALLOW = 0x7FFF0000
+_SECCOMP_RET_ERRNO = 0x00050000
+_EPERM = 1
+
+
+def seccomp_filter(machine: str | None = None) -> bytes:
+    """A classic-BPF seccomp program (for ``bwrap --seccomp``): the syscalls above fail with
+    EPERM; calls of another ABI (32-bit int 0x80, x32) fail too; everything else is allowed."""
+    import platform
+    import struct
+
+    m = machine or platform.machine()
+    if m not in _AUDIT_ARCH:
+        return b""
+    nrs = sorted(set(_DENIED_SYSCALLS[m].values()))
+    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
+
+    def ins(code: int, jt: int, jf: int, k: int) -> bytes:
+        return struct.pack("<HBBI", code, jt, jf, k)
+
+    deny = _SECCOMP_RET_ERRNO | _EPERM
+    prog = [ins(ld_w_abs, 0, 0, 4)]  # A = arch
+    prog.append(ins(jeq_k, 1, 0, _AUDIT_ARCH[m]))  # native arch: skip the next
+    prog.append(ins(ret_k, 0, 0, deny))
+    prog.append(ins(ld_w_abs, 0, 0, 0))  # A = nr
+    if m == "x86_64":
+        prog.append(ins(jge_k, 0, 1, 0x40000000))  # x32 ABI
+        prog.append(ins(ret_k, 0, 0, deny))
+    for i, nr in enumerate(nrs):
+        # jump to the final "deny" when equal; the allow return sits right after the list
+        to_deny = len(nrs) - i
+        prog.append(ins(jeq_k, to_deny, 0, nr))
+    prog.append(ins(ret_k, 0, 0, _SECCOMP_RET_ALLOW))
+    prog.append(ins(ret_k, 0, 0, deny))
+    return b"".join(prog)
+
+
+def drop_privileges_argv(uid: int, inner: Sequence[str], setpriv: str = "setpriv") -> list[str]:
+    """Run ``inner`` (bwrap) as host uid/gid ``uid`` with no groups, capabilities or new
+    privileges. Used when the worker runs as root: otherwise bwrap maps the sandbox user to host
+    root (kuid 0), which owns every root-owned file it can see and passes the kernel's
+    "is root" checks on /proc/sys and keyrings."""
+    return [
+        setpriv, f"--reuid={int(uid)}", f"--regid={int(uid)}", "--clear-groups",
+        "--inh-caps=-all", "--no-new-privs", "--", *inner,
+    ]
 
 
 # --------------------------------------------------------------------------- bwrap
@@ -255,13 +356,18 @@ def bwrap_argv(
     env: Mapping[str, str],
     limits: RunLimits,
     uid: int,
-    etc: Mapping[str, str],
+    etc_fds: Mapping[str, int],
+    seccomp_fd: int | None = None,
     status_fd: int | None = None,
     gpu: bool = False,
     gpu_devices: Sequence[str] = (),
     bwrap: str = "bwrap",
 ) -> list[str]:
-    """The full bwrap command line for one run (pure: no I/O)."""
+    """The full bwrap command line for one run (pure: no I/O).
+
+    ``etc_fds``: sandbox path -> fd holding the generated file (copied in with ``--file``).
+    ``seccomp_fd``: fd holding the BPF program of :func:`seccomp_filter`.
+    """
     a: list[str] = [
         bwrap,
         "--unshare-all",  # user, ipc, pid, net, uts, cgroup; no --share-net: no network
@@ -276,13 +382,17 @@ def bwrap_argv(
         a += _top_level(top)
     for d in interp.binds:
         a += ["--ro-bind", d, d]
-    for dest, src in sorted(etc.items()):
-        a += ["--ro-bind", src, dest]
     for src in _ETC_RO_BINDS:
-        if src not in etc:
+        if src not in etc_fds:
             a += ["--ro-bind-try", src, src]
+    for dest, fd in sorted(etc_fds.items()):
+        a += ["--perms", "0644", "--file", str(fd), dest]
     a += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
     a += ["--proc", "/proc", "--dev", "/dev"]
+    # bwrap leaves /proc/sys writable by a sandbox user that is host uid 0 (worker run as root):
+    # cover it with a read-only bind (sysctl values are shown per the reader's namespaces).
+    a += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    a += ["--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users"]
     if gpu:
         for dev in gpu_devices:
             a += ["--dev-bind", dev, dev]
@@ -291,11 +401,14 @@ def bwrap_argv(
     size = str(int(limits.disk_bytes))
     a += ["--size", size, "--tmpfs", "/dev/shm"]
     a += ["--size", size, "--perms", "1777", "--tmpfs", SANDBOX_TMP]
+    a += ["--remount-ro", "/dev"]  # /dev/shm (its own tmpfs) stays writable
     a += ["--dir", SANDBOX_SCRATCH]
     a += ["--perms", "0644", "--file", str(script_fd), f"{SANDBOX_SCRATCH}/{SCRIPT_NAME}"]
     a += ["--remount-ro", "/"]
     if status_fd is not None:
         a += ["--json-status-fd", str(status_fd)]
+    if seccomp_fd is not None:
+        a += ["--seccomp", str(seccomp_fd)]
     a += ["--chdir", SANDBOX_SCRATCH, "--clearenv"]
     for k, v in sorted(env.items()):
         a += ["--setenv", k, v]
@@ -560,6 +673,8 @@ def make_cgroup(limits: RunLimits) -> Cgroup | None:
         return None
     name = f"reprobot-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     mem = str(int(limits.memory_bytes))
+    for parent in s.parents.values():
+        _remove_stale(parent)
     try:
         if s.version == 1:
             dirs = {c: p / name for c, p in s.parents.items()}
@@ -587,8 +702,22 @@ def make_cgroup(limits: RunLimits) -> Cgroup | None:
         raise InfraError(f"cannot set up the run's cgroup {name}: {e}") from e
 
 
+def _remove_stale(parent: Path) -> None:
+    """Remove empty per-run cgroups left by a worker that was killed mid-run."""
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("reprobot-") and
+                 not n.startswith("reprobot-probe-")]
+    except OSError:
+        return
+    for n in names:
+        owner = n.split("-")[1]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            with contextlib.suppress(OSError):
+                (parent / n).rmdir()
+
+
 def join_cgroup_argv(procs_files: Sequence[str], inner: Sequence[str], *, status_fd: int | None,
-                     nproc: int | None = None, close_status: bool = False) -> list[str]:
+                     nproc: int | None = None) -> list[str]:
     """Prefix ``inner`` with a tiny shell that moves itself into the cgroups (so that every
     descendant starts inside them: no race), sets rlimits, tells the status pipe it is ready,
     and execs ``inner``."""
@@ -602,9 +731,8 @@ def join_cgroup_argv(procs_files: Sequence[str], inner: Sequence[str], *, status
         "shift; i=$((i+1)); done"
     )
     if status_fd is not None:
-        lines.append(f"echo R >&{status_fd}")
-        if close_status:  # the script itself must not inherit the status pipe
-            lines.append(f"exec {status_fd}>&-")
+        # (dash only redirects single-digit fds: write through /proc instead)
+        lines.append(f"echo R > /proc/self/fd/{int(status_fd)}")
     lines.append('exec "$@"')
     return ["/bin/sh", "-c", "; ".join(lines), "reprobot-sandbox", *procs_files, *inner]
 
@@ -624,8 +752,10 @@ USERNS_HELP = (
 )
 
 
-def bwrap_smoke_argv(bwrap: str = "bwrap") -> list[str]:
-    return [
+def bwrap_smoke_argv(bwrap: str = "bwrap", *, uid: int | None = None,
+                     setpriv: str = "setpriv") -> list[str]:
+    """A minimal sandbox that prints "ok"; as ``uid`` when the worker must drop root."""
+    a = [
         bwrap, "--unshare-all", "--die-with-parent", "--new-session",
         "--uid", "65534", "--gid", "65534",
         "--ro-bind", "/usr", "/usr",
@@ -634,6 +764,7 @@ def bwrap_smoke_argv(bwrap: str = "bwrap") -> list[str]:
         "--remount-ro", "/",
         "--", "/bin/sh", "-c", "echo ok",
     ]
+    return drop_privileges_argv(uid, a, setpriv) if uid is not None else a
 
 
 def warn_none_backend() -> None:

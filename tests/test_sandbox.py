@@ -1,0 +1,759 @@
+"""The hostile suite: scripts that try to escape or exhaust the real bwrap sandbox.
+
+Each test runs a real script through ``tasks.runner.run_script`` with the default backend
+(bubblewrap) and asserts what the script could NOT do, that the run is reported with the right
+outcome fields (limit_hit, timed_out, signal...), and that the worker (this test process) is
+unharmed and can run the next script. Small limits keep the suite fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bot.config import SandboxConfig
+from bot.errors import InfraError
+from bot.models import RunLimits, RunResult
+from tasks import sandbox as sb
+from tasks.runner import check_sandbox, run_script
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) not installed"),
+]
+
+PY = sys.executable
+REPO_DIR = Path(__file__).resolve().parents[1]
+LIMITS = RunLimits(
+    timeout_s=3.0,
+    memory_bytes=256 * 1024**2,
+    max_processes=64,
+    output_bytes=64 * 1024,
+    disk_bytes=16 * 1024**2,
+)
+CFG = SandboxConfig(backend="bwrap", limits=LIMITS)
+
+# Prepended to scripts: try(label, fn) records what happened as JSON lines on stdout.
+PRELUDE = textwrap.dedent(
+    """
+    import json, os, sys
+    def attempt(label, fn):
+        try:
+            value = fn()
+        except BaseException as e:
+            print(json.dumps({"label": label, "ok": False, "error": type(e).__name__ + ": " + str(e)}), flush=True)
+        else:
+            print(json.dumps({"label": label, "ok": True, "value": repr(value)[:300]}), flush=True)
+    """
+)
+
+
+def run(body: str, *, args: tuple[str, ...] = (), limits: RunLimits = LIMITS,
+        pass_env: dict[str, str] | None = None) -> RunResult:
+    return run_script(PRELUDE + textwrap.dedent(body), python=PY, args=args,
+                      sandbox=replace(CFG, limits=limits), pass_env=pass_env or {})
+
+
+def attempts(res: RunResult) -> dict[str, dict[str, object]]:
+    out: dict[str, dict[str, object]] = {}
+    for line in res.stdout_tail.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            out[d["label"]] = d
+    return out
+
+
+def assert_worker_fine() -> None:
+    """The runner still works after a hostile run, and left no cgroup behind."""
+    res = run_script("print('still here')", python=PY, sandbox=CFG)
+    assert res.exit_code == 0 and res.stdout_tail == "still here\n", res
+    s = sb.cgroup_support()
+    for parent in s.parents.values():
+        mine = f"reprobot-{os.getpid()}-"  # (other workers may be running their own)
+        leftovers = [p.name for p in parent.iterdir() if p.name.startswith(mine)]
+        assert leftovers == [], leftovers
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmd:
+            found.append(int(name))
+    return found
+
+
+def test_check_sandbox_reports_namespaces_and_limit_mechanism() -> None:
+    summary = check_sandbox(CFG)
+    assert "bubblewrap" in summary and "namespaces ok" in summary
+    assert "cgroup" in summary or "polled" in summary
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+def test_cannot_read_bot_environment_or_secret_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "s3cr3t-" + uuid.uuid4().hex
+    home = tmp_path / "home"
+    (home / ".config" / "reprobot").mkdir(parents=True)
+    secret_file = home / ".config" / "reprobot" / "app-key.pem"
+    secret_file.write_text(f"-----BEGIN PRIVATE KEY-----\n{secret}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GITHUB_TOKEN", secret)
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", secret)
+    monkeypatch.setenv("REDIS_URL", f"redis://:{secret}@127.0.0.1:6379/0")
+    config = tmp_path / "reprobot.yml"
+    config.write_text(f"github:\n  webhook_secret: {secret}\n")
+    monkeypatch.setenv("REPROBOT_CONFIG", str(config))
+
+    res = run(
+        """
+        attempt("environ", lambda: dict(os.environ))
+        attempt("secret_file", lambda: open(sys.argv[1]).read())
+        attempt("home", lambda: os.listdir(sys.argv[2]))
+        attempt("config", lambda: open(sys.argv[3]).read())
+        attempt("repo", lambda: os.listdir(sys.argv[4]))
+        attempt("init_environ", lambda: open("/proc/1/environ", "rb").read())
+        attempt("root_home", lambda: os.listdir("/root"))
+        attempt("top", lambda: sorted(os.listdir("/")))
+        # search every readable file outside /usr, /proc and the interpreter for the secret
+        skip = set(json.loads(sys.argv[6]))
+        def grep():
+            hits = []
+            for top in sorted(os.listdir("/")):
+                if top in ("usr", "proc", "sys", "dev") or os.path.islink("/" + top):
+                    continue
+                for d, dirs, files in os.walk("/" + top):
+                    dirs[:] = [x for x in dirs if os.path.join(d, x) not in skip]
+                    for f in files:
+                        try:
+                            with open(os.path.join(d, f), "rb") as fh:
+                                if sys.argv[5].encode() in fh.read(1 << 20):
+                                    hits.append(os.path.join(d, f))
+                        except OSError:
+                            pass
+            return hits
+        attempt("grep", grep)
+        attempt("repo_parent", lambda: os.listdir(os.path.dirname(sys.argv[4])))
+        """,
+        args=(str(secret_file), str(home), str(config), str(REPO_DIR), secret,
+              json.dumps(sb.interpreter_layout(PY).binds)),
+        # The config may name variables to pass; the bot's own secrets are dropped anyway.
+        pass_env={"GITHUB_TOKEN": secret, "REDIS_URL": "x", "TVM_NUM_THREADS": "1"},
+    )
+    assert res.exit_code == 0, res.stderr_tail
+    a = attempts(res)
+    env = a["environ"]["value"]
+    assert isinstance(env, str)
+    assert "GITHUB" not in env and "REDIS" not in env and "REPROBOT" not in env
+    assert "TVM_BACKTRACE" in env and "TVM_NUM_THREADS" in env
+    for label in ("secret_file", "home", "config"):
+        assert a[label]["ok"] is False, (label, a[label])
+        assert "FileNotFoundError" in str(a[label]["error"]) or \
+            "PermissionError" in str(a[label]["error"]), a[label]
+    assert secret.encode().hex() not in str(a["init_environ"])
+    assert a["grep"]["ok"] is True and a["grep"]["value"] == "[]"
+    # Only the sandbox's skeleton and the interpreter's own directories are visible.
+    assert "home" not in str(a["top"]["value"])
+    # The repo and /root show at most the way to the interpreter (e.g. the venv inside the
+    # repo, a pyenv under /root), none of their own files.
+    for label, where in (("repo", str(REPO_DIR)), ("root_home", "/root")):
+        inside = sorted({d[len(where) + 1:].split("/")[0]
+                         for d in sb.interpreter_layout(PY).binds if d.startswith(f"{where}/")})
+        if inside:
+            assert a[label]["value"] == repr(inside), a[label]
+        else:
+            assert a[label]["ok"] is False, a[label]
+    # The secret appears in the argv we passed on purpose (sys.argv[5]) only: nowhere else.
+    assert res.stdout_tail.count(secret) == 0
+    assert secret not in res.stderr_tail
+
+
+# --------------------------------------------------------------------------- network
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        _Handler.hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"host service reached")
+
+    def log_message(self, *a: object) -> None:
+        pass
+
+
+@pytest.fixture
+def http_server() -> Iterator[int]:
+    _Handler.hits = []
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield int(srv.server_address[1])
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_no_network_not_even_host_loopback(http_server: int, redis_server: object) -> None:
+    redis_port = redis_server.port  # type: ignore[attr-defined]
+    client = redis_server.client()  # type: ignore[attr-defined]
+    client.delete("pwned")
+    res = run(
+        """
+        import socket, urllib.request
+        hport, rport = int(sys.argv[1]), int(sys.argv[2])
+        attempt("http_loopback", lambda: urllib.request.urlopen(f"http://127.0.0.1:{hport}/x", timeout=2).read())
+        def redis_set():
+            s = socket.create_connection(("127.0.0.1", rport), timeout=2)
+            s.sendall(b"SET pwned 1\\r\\n")
+            return s.recv(100)
+        attempt("redis_loopback", redis_set)
+        attempt("http_internet", lambda: urllib.request.urlopen("http://example.com/", timeout=2).read())
+        attempt("tcp_ip", lambda: socket.create_connection(("1.1.1.1", 80), timeout=2))
+        def udp_dns():
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(2)
+            s.sendto(b"x", ("8.8.8.8", 53))
+            return s.recv(10)
+        attempt("udp", udp_dns)
+        attempt("dns", lambda: socket.getaddrinfo("github.com", 443))
+        attempt("ifaces", lambda: [n for _, n in socket.if_nameindex()])
+        attempt("abstract_unix", lambda: socket.socket(socket.AF_UNIX).connect("\\0/tmp/.X11-unix/X0"))
+        """,
+        args=(str(http_server), str(redis_port)),
+    )
+    assert res.exit_code == 0, res.stderr_tail
+    a = attempts(res)
+    for label in ("http_loopback", "redis_loopback", "http_internet", "tcp_ip", "udp", "dns",
+                  "abstract_unix"):
+        assert a[label]["ok"] is False, (label, a[label])
+    assert a["ifaces"]["value"] == "['lo']"
+    assert _Handler.hits == []
+    assert client.get("pwned") is None
+
+
+# --------------------------------------------------------------------------- filesystem
+
+
+def test_cannot_write_outside_scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    marker = "w-" + uuid.uuid4().hex
+    venv_site = [d for d in sb.interpreter_layout(PY).binds if d.endswith("site-packages")]
+    targets = {
+        "home": str(home / marker),
+        "repo": str(REPO_DIR / marker),
+        "etc": f"/etc/{marker}",
+        "etc_passwd": "/etc/passwd",
+        "usr": f"/usr/lib/{marker}",
+        "root": f"/{marker}",
+        "interp": f"{(venv_site or [sb.interpreter_layout(PY).binds[0]])[0]}/{marker}.pth",
+        "proc_sys": "/proc/sys/kernel/hostname",
+        "dev": f"/dev/{marker}",
+    }
+    res = run(
+        """
+        targets = json.loads(sys.argv[1])
+        for label, path in targets.items():
+            attempt(label, lambda p=path: open(p, "a").write("pwned"))
+        attempt("scratch", lambda: open("ok.txt", "w").write("fine"))
+        attempt("tmp", lambda: open("/tmp/ok.txt", "w").write("fine"))
+        attempt("cwd", lambda: os.getcwd())
+        attempt("mkdir_root", lambda: os.mkdir("/newdir"))
+        """,
+        args=(json.dumps(targets),),
+    )
+    assert res.exit_code == 0, res.stderr_tail
+    a = attempts(res)
+    for label in targets:
+        assert a[label]["ok"] is False, (label, a[label])
+    assert a["mkdir_root"]["ok"] is False
+    assert a["scratch"]["ok"] is True and a["tmp"]["ok"] is True
+    assert a["cwd"]["value"] == repr(sb.SANDBOX_SCRATCH)
+    for path in (home / marker, REPO_DIR / marker, Path(targets["interp"])):
+        assert not path.exists()
+    assert "pwned" not in Path("/etc/passwd").read_text()
+
+
+def test_symlink_from_scratch_to_host_file(tmp_path: Path) -> None:
+    secret = "link-secret-" + uuid.uuid4().hex
+    host_file = tmp_path / "host-secret.txt"
+    host_file.write_text(secret)
+    res = run(
+        """
+        os.symlink(sys.argv[1], "link")
+        os.symlink("/proc/1/root/" + sys.argv[1], "link2")
+        os.symlink(os.path.dirname(sys.argv[1]), "dirlink")
+        attempt("read", lambda: open("link").read())
+        attempt("read_proc_root", lambda: open("link2").read())
+        attempt("write", lambda: open("link", "w").write("pwned"))
+        attempt("write_dir", lambda: open("dirlink/new.txt", "w").write("pwned"))
+        attempt("hardlink", lambda: os.link(sys.argv[1], "hard"))
+        """,
+        args=(str(host_file),),
+    )
+    assert res.exit_code == 0, res.stderr_tail
+    a = attempts(res)
+    for label in ("read", "read_proc_root", "write", "write_dir", "hardlink"):
+        assert a[label]["ok"] is False, (label, a[label])
+    assert secret not in res.stdout_tail
+    assert host_file.read_text() == secret
+    assert not (tmp_path / "new.txt").exists()
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def test_cannot_kill_or_ptrace_processes_outside() -> None:
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        res = run(
+            """
+            import ctypes, signal
+            libc = ctypes.CDLL(None, use_errno=True)
+            victim, me = int(sys.argv[1]), int(sys.argv[2])
+            attempt("visible_pids", lambda: sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
+            for label, pid in (("victim", victim), ("worker", me)):
+                attempt("kill_" + label, lambda p=pid: os.kill(p, signal.SIGKILL))
+                def ptrace(p=pid):
+                    r = libc.ptrace(16, p, None, None)  # PTRACE_ATTACH
+                    if r != 0:
+                        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+                    return r
+                attempt("ptrace_" + label, ptrace)
+            # everything this uid may signal: in its pid namespace, nothing but itself
+            attempt("kill_all", lambda: os.kill(-1, signal.SIGKILL))
+            """,
+            args=(str(victim.pid), str(os.getpid())),
+        )
+        a = attempts(res)
+        for label in ("kill_victim", "ptrace_victim", "kill_worker", "ptrace_worker", "kill_all"):
+            assert a[label]["ok"] is False, (label, a[label])
+            assert "ProcessLookupError" in str(a[label]["error"]) or "No such process" in str(
+                a[label]["error"]
+            ), a[label]
+        # Only the sandbox's own processes exist in its pid namespace.
+        visible = json.loads(str(a["visible_pids"]["value"]).replace("'", '"'))
+        assert max(visible) < 10, visible
+        assert victim.poll() is None  # the sleep outside is alive
+        assert res.exit_code == 0 and res.limit_hit is None and not res.timed_out
+    finally:
+        victim.kill()
+        victim.wait()
+    assert_worker_fine()
+
+
+def test_fork_bomb_is_contained() -> None:
+    res = run(
+        """
+        import time
+        print("bomb", flush=True)
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                time.sleep(0.001)
+        """
+    )
+    assert res.limit_hit == "processes", res
+    assert not res.timed_out
+    assert res.exit_code is None and res.signal == signal.SIGKILL
+    assert_worker_fine()
+
+
+def test_setsid_double_fork_daemon_dies_with_the_run() -> None:
+    marker = "daemon-" + uuid.uuid4().hex
+    res = run(
+        """
+        import time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                # the grandchild: a daemon holding stdout open, under a unique name
+                os.execv(sys.executable, [sys.executable, "-c",
+                         "import time\\nwhile True: time.sleep(1)", sys.argv[1]])
+            os._exit(0)
+        time.sleep(0.3)
+        print("parent leaves", flush=True)
+        """,
+        args=(marker,),
+    )
+    assert res.exit_code == 0 and "parent leaves" in res.stdout_tail
+    assert not res.timed_out and res.limit_hit is None
+    assert processes_with(marker) == []
+    assert_worker_fine()
+
+
+# --------------------------------------------------------------------------- limits
+
+
+def test_memory_hog_is_killed_and_reported() -> None:
+    res = run(
+        """
+        chunks = []
+        while True:
+            chunks.append(bytearray(16 << 20))  # touched: resident
+        """
+    )
+    assert res.limit_hit == "memory", res
+    assert res.signal == signal.SIGKILL and res.exit_code is None
+    assert not res.timed_out
+    assert_worker_fine()
+
+
+def test_memory_hog_in_a_child_process_counts_for_the_tree() -> None:
+    # 3 processes of ~150 MiB each: every one is under 256 MiB, the tree is not.
+    res = run(
+        """
+        import time
+        for _ in range(3):
+            if os.fork() == 0:
+                x = bytearray(150 << 20)
+                time.sleep(30)
+        time.sleep(30)
+        """
+    )
+    assert res.limit_hit == "memory", res
+    assert not res.timed_out
+    assert_worker_fine()
+
+
+def test_infinite_output_flood_on_both_streams() -> None:
+    res = run(
+        """
+        line = "flood " * 100 + "\\n"
+        while True:
+            sys.stdout.write(line)
+            sys.stderr.write(line)
+        """
+    )
+    assert res.limit_hit == "output", res
+    assert not res.timed_out
+    assert res.stdout_truncated and res.stderr_truncated
+    assert 0 < len(res.stdout_tail.encode()) <= LIMITS.output_bytes
+    assert 0 < len(res.stderr_tail.encode()) <= LIMITS.output_bytes
+    assert "flood" in res.stdout_tail and "flood" in res.stderr_tail
+    assert_worker_fine()
+
+
+def test_large_finite_output_keeps_the_tail_without_stalling() -> None:
+    # 4x the kept size on each stream: truncated, not a limit, and the end is kept.
+    res = run(
+        """
+        for i in range(4 * 64 * 1024 // 16):
+            print(f"{i:015d}")
+            print(f"{i:015d}", file=sys.stderr)
+        print("THE END")
+        print("ERR END", file=sys.stderr)
+        """
+    )
+    assert res.exit_code == 0 and res.limit_hit is None, res
+    assert res.stdout_truncated and res.stderr_truncated
+    assert res.stdout_tail.endswith("THE END\n")
+    assert res.stderr_tail.endswith("ERR END\n")
+    assert len(res.stdout_tail.encode()) <= LIMITS.output_bytes
+
+
+def test_binary_garbage_output_is_text() -> None:
+    res = run("sys.stdout.buffer.write(bytes(range(256)) * 4); sys.stdout.flush()")
+    assert res.exit_code == 0
+    assert "\ufffd" in res.stdout_tail  # undecodable bytes replaced, not an exception
+
+
+def test_endless_sleep_times_out() -> None:
+    res = run("import time\ntime.sleep(3600)")
+    assert res.timed_out and res.limit_hit == "time"
+    assert res.exit_code is None and res.signal == signal.SIGKILL
+    assert LIMITS.timeout_s <= res.seconds
+
+
+def test_sigterm_ignored_and_busy_loop_still_killed() -> None:
+    marker = "stubborn-" + uuid.uuid4().hex
+    res = run(
+        """
+        import signal
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)
+        if os.fork() == 0:
+            os.setsid()
+            os.execv(sys.executable, [sys.executable, "-c",
+                     "import signal\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\nwhile True: pass",
+                     sys.argv[1]])
+        while True:
+            pass
+        """,
+        args=(marker,),
+    )
+    assert res.timed_out and res.limit_hit == "time"
+    assert processes_with(marker) == []
+    assert_worker_fine()
+
+
+def test_filling_the_scratch_disk() -> None:
+    res = run(
+        """
+        i = 0
+        while True:
+            with open(f"fill{i}", "wb") as f:
+                f.write(b"x" * (1 << 20))
+            i += 1
+        """
+    )
+    assert res.limit_hit == "disk", res
+    assert not res.timed_out
+    assert_worker_fine()
+
+
+@pytest.mark.parametrize("where", ["/tmp/fill", "/dev/shm/fill"])
+def test_filling_tmp_and_shm_is_the_disk_limit_too(where: str) -> None:
+    res = run(f"open({where!r}, 'wb').write(b'x' * (64 << 20))")
+    assert res.limit_hit == "disk", res
+    assert "No space left on device" in res.stderr_tail or res.signal == signal.SIGKILL
+
+
+def test_huge_file_names_and_deep_paths() -> None:
+    res = run(
+        """
+        attempt("long_name", lambda: open("n" * 5000, "w"))
+        def deep():
+            p = "."
+            for _ in range(2000):
+                p = os.path.join(p, "d" * 200)
+                os.makedirs(p)
+            return p
+        attempt("deep", deep)
+        attempt("many_files", lambda: [open(f"f{i}", "w").close() for i in range(5000)])
+        print("survived", flush=True)
+        """
+    )
+    a = attempts(res)
+    assert a["long_name"]["ok"] is False and "File name too long" in str(a["long_name"]["error"])
+    assert a["deep"]["ok"] is False
+    assert "survived" in res.stdout_tail
+    assert_worker_fine()
+
+
+def test_huge_command_line_is_refused_cleanly_and_big_args_pass() -> None:
+    ok = run("print(len(sys.argv), sum(map(len, sys.argv[1:])))", args=("a" * 1000,) * 50)
+    assert ok.exit_code == 0 and ok.stdout_tail.split()[-2:] == ["51", "50000"]
+    with pytest.raises(InfraError, match="too long"):
+        run("print(1)", args=("x" * (1 << 20),))
+    assert_worker_fine()
+
+
+def test_huge_script() -> None:
+    body = "# " + "padding " * 1000 + "\n"
+    script = body * 2000 + "print('big script ran', __name__)\n"  # ~16 MB
+    res = run_script(script, python=PY, sandbox=replace(CFG, limits=replace(
+        LIMITS, disk_bytes=64 * 1024**2)))
+    assert res.exit_code == 0, res.stderr_tail
+    assert "big script ran __main__" in res.stdout_tail
+
+
+def test_sandbox_user_is_not_root_and_has_no_capabilities() -> None:
+    res = run(
+        """
+        attempt("ids", lambda: (os.getuid(), os.geteuid(), os.getgid()))
+        attempt("caps", lambda: [l for l in open("/proc/self/status") if l.startswith("CapEff")])
+        attempt("setuid0", lambda: os.setuid(0))
+        attempt("chroot", lambda: os.chroot("/tmp"))
+        attempt("mount", lambda: __import__("ctypes").CDLL(None).mount(b"none", b"/tmp", b"tmpfs", 0, None))
+        attempt("userns", lambda: os.unshare(os.CLONE_NEWUSER) if hasattr(os, "unshare") else None)
+        attempt("hostname", lambda: open("/proc/sys/kernel/hostname").read())
+        """
+    )
+    a = attempts(res)
+    assert a["ids"]["value"] == repr((CFG.uid, CFG.uid, CFG.uid))
+    assert "0000000000000000" in str(a["caps"]["value"])
+    assert a["setuid0"]["ok"] is False and a["chroot"]["ok"] is False
+    assert "reprobot-sandbox" in str(a["hostname"]["value"])
+
+
+# --------------------------------------------------------------------------- our failures
+
+
+def test_missing_interpreter_is_infra_error() -> None:
+    with pytest.raises(InfraError, match="does not exist"):
+        run_script("print(1)", python="/nonexistent/bin/python3", sandbox=CFG)
+
+
+def test_bwrap_setup_failure_is_infra_error_not_script_failure() -> None:
+    # bwrap refuses this uid before the script starts: our side failed, not the script.
+    bad = replace(CFG, uid=-7)
+    with pytest.raises(InfraError, match="before the script started"):
+        run_script("print(1)", python=PY, sandbox=bad)
+    # a script that fails the way bwrap does is still the script's failure
+    res = run_script("import sys\nsys.stderr.write('bwrap: fake\\n')\nsys.exit(1)",
+                     python=PY, sandbox=CFG)
+    assert res.exit_code == 1
+
+
+def test_check_sandbox_explains_how_to_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A bwrap that cannot create namespaces, as on a host with userns disabled.
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, "
+                    "likely because the kernel does not allow non-privileged user namespaces' >&2"
+                    "\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    with pytest.raises(InfraError) as e:
+        check_sandbox(CFG)
+    msg = str(e.value)
+    assert "No permissions to creating new namespace" in msg
+    assert "unprivileged_userns_clone" in msg and "apparmor" in msg
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(InfraError, match="install bubblewrap"):
+        check_sandbox(CFG)
+
+
+def test_kernel_interfaces_are_closed() -> None:
+    res = run(
+        """
+        import ctypes
+        attempt("core_pattern_w", lambda: os.access("/proc/sys/kernel/core_pattern", os.W_OK))
+        attempt("sysctl_write", lambda: open("/proc/sys/kernel/hostname", "w").write("x"))
+        attempt("sysrq", lambda: open("/proc/sysrq-trigger", "w").write("h"))
+        libc = ctypes.CDLL(None, use_errno=True)
+        def keyctl():
+            r = libc.syscall(250 if os.uname().machine == "x86_64" else 219, 0, -4, 0, 0, 0)
+            if r < 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+            return r
+        attempt("keyctl", keyctl)
+        attempt("proc_keys", lambda: open("/proc/keys").read())
+        attempt("sys_listing", lambda: os.listdir("/sys"))
+        attempt("cgroup_write", lambda: open("/sys/fs/cgroup/cgroup.procs", "w").write("1"))
+        """
+    )
+    a = attempts(res)
+    assert a["core_pattern_w"]["value"] == "False"
+    for label in ("sysctl_write", "sysrq", "keyctl", "cgroup_write"):
+        assert a[label]["ok"] is False, (label, a[label])
+    assert "Operation not permitted" in str(a["keyctl"]["error"])
+    assert a["proc_keys"].get("value", "''") == "''"  # hidden (unreadable or empty)
+    assert a["sys_listing"]["value"] == "['devices']"  # only the CPU topology
+
+
+def test_gpu_run_binds_sys_read_only() -> None:
+    # No GPU here: gpu=True still builds the GPU layout (read-only /sys, device nodes if any).
+    res = run_script(
+        PRELUDE + textwrap.dedent(
+            """
+            attempt("sys", lambda: "class" in os.listdir("/sys"))
+            attempt("cgroup_write", lambda: open("/sys/fs/cgroup/cgroup.procs", "w").write("1"))
+            attempt("cpu_offline", lambda: open("/sys/devices/system/cpu/cpu1/online", "w").write("0"))
+            """
+        ),
+        python=PY, sandbox=CFG, gpu=True,
+    )
+    a = attempts(res)
+    assert a["sys"]["value"] == "True"
+    assert a["cgroup_write"]["ok"] is False and a["cpu_offline"]["ok"] is False
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
+                    reason="needs a root worker and a system python")
+def test_root_worker_runs_a_reachable_interpreter_as_unprivileged_host_user() -> None:
+    """/usr/bin/python3 is reachable by anybody: bwrap then runs as the sandbox uid, and the
+    script's processes are that uid on the host too (not uid 0)."""
+    marker = "hostuid-" + uuid.uuid4().hex
+    seen: list[str] = []
+
+    def watch() -> None:
+        import time
+
+        for _ in range(100):
+            for pid in processes_with(marker):
+                with contextlib.suppress(OSError):
+                    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                        if line.startswith("Uid:"):
+                            seen.append(line.split()[1])
+            if seen:
+                return
+            time.sleep(0.05)
+
+    t = threading.Thread(target=watch)
+    t.start()
+    res = run_script("import time\ntime.sleep(2)", python="/usr/bin/python3", args=(marker,),
+                     sandbox=CFG)
+    t.join()
+    assert res.exit_code == 0, res.stderr_tail
+    assert seen and set(seen) == {str(CFG.uid)}, seen
+
+
+def test_bwrap_command_line_gpu_devices_only_when_asked() -> None:
+    interp = sb.Interpreter(executable="/opt/venv/bin/python", binds=("/opt/venv",))
+    common = dict(interp=interp, script_fd=5, args=("--n", "3"), env={"PATH": "/usr/bin"},
+                  limits=LIMITS, uid=65534, etc_fds={"/etc/passwd": 6}, seccomp_fd=7,
+                  status_fd=8, gpu_devices=("/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"))
+    cpu = sb.bwrap_argv(**common, gpu=False)  # type: ignore[arg-type]
+    gpu = sb.bwrap_argv(**common, gpu=True)  # type: ignore[arg-type]
+    assert not any("nvidia" in x for x in cpu)
+    for dev in ("/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"):
+        i = gpu.index(dev)
+        assert gpu[i - 1] == "--dev-bind" and gpu[i + 1] == dev
+    assert "--share-net" not in gpu and "--unshare-all" in gpu
+    assert gpu[gpu.index("--seccomp") + 1] == "7"
+    assert gpu[-6:] == ["/opt/venv/bin/python", "-X", "faulthandler", "repro.py", "--n", "3"]
+    assert gpu[gpu.index("/opt/venv") - 1:][:3] == ["--ro-bind", "/opt/venv", "/opt/venv"]
+    size = str(LIMITS.disk_bytes)
+    assert gpu[gpu.index("/tmp") - 4: gpu.index("/tmp") + 1] == [
+        "--size", size, "--perms", "1777", "--tmpfs", "/tmp"][1:]
+
+
+def test_docker_command_line() -> None:
+    argv = sb.docker_argv(image="reprobot-runner:latest", name="reprobot-x", python="python",
+                          args=("a b",), env={"PATH": "/usr/bin", "TVM_BACKTRACE": "1"},
+                          limits=LIMITS, uid=65534, gpu=False)
+    joined = " ".join(argv)
+    for part in ("--network none", "--read-only", f"--memory {LIMITS.memory_bytes}",
+                 f"--memory-swap {LIMITS.memory_bytes}", f"--pids-limit {LIMITS.max_processes}",
+                 "--user 65534:65534", "--cap-drop ALL", "no-new-privileges",
+                 f"size={LIMITS.disk_bytes}", "--env TVM_BACKTRACE=1"):
+        assert part in joined, part
+    assert "--gpus" not in argv and "-v" not in argv and "--volume" not in argv
+    assert argv[-2:] == ["sh", "a b"]
+    assert "exec python -X faulthandler repro.py" in argv[-3]
+    gpu = sb.docker_argv(image="i", name="n", python="python", args=(), env={}, limits=LIMITS,
+                         uid=1000, gpu=True)
+    assert gpu[gpu.index("--gpus") + 1] == "all"
+
+
+def test_seccomp_program_shape() -> None:
+    prog = sb.seccomp_filter("x86_64")
+    assert len(prog) % 8 == 0 and len(prog) // 8 < 64
+    assert sb.seccomp_filter("sparc") == b""
+
+
+def test_child_env_is_an_allow_list() -> None:
+    env = sb.child_env(home="/tmp/scratch", tmpdir="/tmp",
+                       pass_env={"GITHUB_TOKEN": "t", "REDIS_URL": "r", "REPROBOT_CONFIG": "c",
+                                 "TVM_NUM_THREADS": "2", "PATH": "/evil", "A=B": "x"})
+    assert env["TVM_BACKTRACE"] == "1" and env["HOME"] == "/tmp/scratch"
+    assert env["TVM_NUM_THREADS"] == "2" and env["PATH"] == sb.SANDBOX_PATH
+    assert not {"GITHUB_TOKEN", "REDIS_URL", "REPROBOT_CONFIG", "A=B"} & set(env)

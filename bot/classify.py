@@ -249,7 +249,8 @@ def _crash_signal(run: RunResult, stderr: str) -> int | None:
 _CRASH_CONTEXT_RE = re.compile(
     r"free\(\)|double free|corrupted|malloc\(\)|munmap_chunk|terminate called|"
     r"what\(\):|Check failed|Fatal Python error|Segmentation fault|core dumped|"
-    r"stack smashing|AddressSanitizer|heap-buffer-overflow",
+    r"stack smashing|AddressSanitizer|heap-buffer-overflow|Segfault encountered|"
+    r"Aborted|Bus error|Floating point exception|Illegal instruction",
 )
 
 
@@ -265,6 +266,8 @@ def _crash(sig: int, run: RunResult) -> Classification:
     if fh:
         path, line, func = fh[0]
         evidence.append(normalize_paths(f'File "{path}", line {line} in {func}'))
+    if not evidence:
+        evidence = list(_tail_evidence(run))
     if "std::bad_alloc" in run.stderr_tail:
         return Classification(
             Outcome.RESOURCE_LIMIT,
@@ -378,7 +381,10 @@ def _no_traceback(run: RunResult, needs: tuple[str, ...], env: Mapping[str, str]
             return Classification(
                 Outcome.TVM_ERROR,
                 signature=line.strip(),
-                detail="TVM raised an error but hid its message (TVM_BACKTRACE was not set).",
+                detail=(
+                    "TVM raised a diagnostic error but hid its message "
+                    "(TVM_BACKTRACE was not set for the run)."
+                ),
                 evidence=(line.strip(),),
             )
     tail = _tail_evidence(run)
@@ -394,7 +400,7 @@ def _no_traceback(run: RunResult, needs: tuple[str, ...], env: Mapping[str, str]
         Outcome.PYTHON_ERROR,
         signature=f"exit code {code}",
         detail=f"The script exited with code {code} without a Python traceback.",
-        evidence=tail,
+        evidence=tail or (f"exit code {code}, no output",),
     )
 
 

@@ -1,0 +1,474 @@
+"""classify(): every outcome, from real runs of tiny scripts against the installed apache-tvm
+(where a real run can show it) and from RunResults for what only the sandbox produces."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from bot.classify import classify, frame_kind, normalize_paths, parse_last_error
+from bot.models import Outcome, RunResult
+
+NO_GPU = {"gpu": "", "cuda_enabled": "false"}
+
+# name -> script; each runs as a real file, as __main__, like the runner does.
+SCRIPTS: dict[str, str] = {
+    "check_failed": """
+        import tvm
+        from tvm import relax
+        bb = relax.BlockBuilder()
+        x = relax.Var("x", relax.TensorType((2, 3), "float32"))
+        bb.emit(relax.op.add(x, x))  # no block is being built
+    """,
+    "tvm_value_error": """
+        import tvm
+        from tvm import relax
+        x = relax.Var("x", relax.TensorType((2, 3), "float32"))
+        y = relax.Var("y", relax.TensorType((4, 5), "float32"))
+        bb = relax.BlockBuilder()
+        with bb.function("main", [x, y]):
+            out = bb.emit(relax.op.matmul(x, y))
+            bb.emit_func_output(out)
+    """,
+    "diagnostic": """
+        import tvm
+        from tvm.script import tirx as T
+
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = B[i]
+    """,
+    "segfault": """
+        import ctypes
+        ctypes.string_at(0)
+    """,
+    "segfault_with_tvm": """
+        import ctypes
+        import tvm
+        ctypes.string_at(0)
+    """,
+    "abort": """
+        import os
+        os.abort()
+    """,
+    "np_mismatch": """
+        import numpy as np
+        import tvm
+        from tvm import te
+        A = te.placeholder((4,), name="A")
+        B = te.compute((4,), lambda i: A[i] * 2.0, name="B")
+        f = tvm.compile(te.create_prim_func([A, B]), target="llvm")
+        a = tvm.runtime.tensor(np.arange(4, dtype="float32"))
+        b = tvm.runtime.tensor(np.zeros(4, dtype="float32"))
+        f(a, b)
+        np.testing.assert_allclose(b.numpy(), np.arange(4, dtype="float32") * 3.0)
+    """,
+    "tvm_testing_mismatch": """
+        import numpy as np
+        import tvm.testing
+        tvm.testing.assert_allclose(np.ones(3), np.array([1.0, 1.0, 2.0]))
+    """,
+    "bare_assert": """
+        import numpy as np
+        import tvm
+        x = tvm.runtime.tensor(np.array([1, 2, 3], dtype="int32")).numpy()
+        assert (x == np.array([1, 2, 4])).all(), "results differ"
+    """,
+    "missing_module": """
+        import numpy
+        import reprobot_surely_missing_pkg
+    """,
+    "relay_import": """
+        import tvm
+        from tvm import relay
+    """,
+    "relay_module": """
+        import tvm.relay
+    """,
+    "script_tir": """
+        from tvm.script import tir as T
+    """,
+    "nd_array": """
+        import numpy as np
+        import tvm
+        a = tvm.nd.array(np.zeros(3))
+    """,
+    "create_schedule": """
+        import tvm
+        from tvm import te
+        A = te.placeholder((3,), name="A")
+        s = te.create_schedule(A.op)
+    """,
+    "tvm_var": """
+        import tvm
+        n = tvm.var("n")
+    """,
+    "tvm_gpu": """
+        import tvm
+        dev = tvm.gpu(0)
+    """,
+    "struct_info": """
+        import tvm
+        from tvm import relax
+        x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+    """,
+    "name_error": """
+        import tvm
+        y = undefined_name + 1
+    """,
+    "syntax_error": """
+        import tvm
+        x = (1,
+    """,
+    "script_type_error": """
+        import tvm
+        len(5)
+    """,
+    "passes_with_warnings": """
+        import sys
+        import warnings
+        import tvm
+        warnings.warn("this API is deprecated")
+        print("warning: something on stderr", file=sys.stderr)
+        print("done")
+    """,
+    "needs_cuda": """
+        import sys
+        import numpy as np
+        import tvm
+        dev = tvm.cuda(0)
+        if dev.exist:
+            print("this machine has a GPU")
+            sys.exit(0)
+        tvm.runtime.tensor(np.zeros(3, dtype="float32"), dev)
+    """,
+    "exit_with_message": """
+        import sys
+        import tvm
+        sys.exit("Results mismatch between llvm and c")
+    """,
+    "exit_silently": """
+        import sys
+        sys.exit(3)
+    """,
+}
+
+
+def real_run(script: str, tmp: Path, *, backtrace: bool = True) -> RunResult:
+    """Run ``script`` as the runner does (a real file, ``-X faulthandler``, TVM_BACKTRACE=1)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "repro.py").write_text(textwrap.dedent(script))
+    # TVM prints full tracebacks whenever it sees PYTEST_CURRENT_TEST; the runner's child
+    # never has it, so neither does this one.
+    env = {k: v for k, v in os.environ.items() if k not in ("TVM_BACKTRACE", "PYTEST_CURRENT_TEST")}
+    if backtrace:
+        env["TVM_BACKTRACE"] = "1"
+    p = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "repro.py"],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    code = p.returncode
+    return RunResult(
+        exit_code=code if code >= 0 else None,
+        signal=-code if code < 0 else None,
+        seconds=1.0,
+        stdout_tail=p.stdout,
+        stderr_tail=p.stderr,
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunResult]:
+    base = tmp_path_factory.mktemp("runs")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = {name: pool.submit(real_run, src, base / name) for name, src in SCRIPTS.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+pytestmark = pytest.mark.tvm
+
+
+# (script, expected outcome, a piece of the signature, a piece of the detail)
+REAL_TABLE = [
+    ("check_failed", Outcome.INTERNAL_ERROR, "Check failed: (!block_stack_.empty()) is false", ""),
+    ("tvm_value_error", Outcome.TVM_ERROR, "Matmul requires the reduction length", ""),
+    ("diagnostic", Outcome.TVM_ERROR, "DiagnosticError: error: Undefined variable: B", ""),
+    ("segfault", Outcome.CRASH, "Segmentation fault (signal 11)", "SIGSEGV"),
+    ("segfault_with_tvm", Outcome.CRASH, "Segmentation fault (signal 11)", "SIGSEGV"),
+    ("abort", Outcome.CRASH, "Aborted (signal 6)", "SIGABRT"),
+    ("np_mismatch", Outcome.WRONG_RESULT, "Mismatched elements: 3 / 4", ""),
+    ("tvm_testing_mismatch", Outcome.WRONG_RESULT, "Mismatched elements: 1 / 3", ""),
+    ("bare_assert", Outcome.WRONG_RESULT, "AssertionError: results differ", ""),
+    (
+        "missing_module",
+        Outcome.MISSING_DEPENDENCY,
+        "No module named 'reprobot_surely_missing_pkg'",
+        "`reprobot_surely_missing_pkg` is not installed",
+    ),
+    ("relay_import", Outcome.API_MISMATCH, "cannot import name 'relay' from 'tvm'", "Relax"),
+    ("relay_module", Outcome.API_MISMATCH, "No module named 'tvm.relay'", "Relax"),
+    ("script_tir", Outcome.API_MISMATCH, "cannot import name 'tir'", "tvm.script.tirx"),
+    ("nd_array", Outcome.API_MISMATCH, "has no attribute 'nd'", "tvm.runtime.tensor"),
+    (
+        "create_schedule",
+        Outcome.API_MISMATCH,
+        "has no attribute 'create_schedule'",
+        "tvm.s_tir.Schedule",
+    ),
+    ("tvm_var", Outcome.API_MISMATCH, "module 'tvm' has no attribute 'var'", "tvm.te.var"),
+    ("tvm_gpu", Outcome.API_MISMATCH, "has no attribute 'gpu'", "tvm.cuda"),
+    ("struct_info", Outcome.API_MISMATCH, "TensorStructInfo", "tvm.relax.TensorType"),
+    ("name_error", Outcome.PYTHON_ERROR, "NameError: name 'undefined_name' is not defined", ""),
+    ("syntax_error", Outcome.PYTHON_ERROR, "SyntaxError", ""),
+    ("script_type_error", Outcome.PYTHON_ERROR, "TypeError: object of type 'int' has no len()", ""),
+    ("passes_with_warnings", Outcome.PASSED, "exit code 0", ""),
+    ("exit_with_message", Outcome.WRONG_RESULT, "Results mismatch between llvm and c", ""),
+    ("exit_silently", Outcome.PYTHON_ERROR, "exit code 3", "without a Python traceback"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "outcome", "sig", "detail"), REAL_TABLE, ids=[r[0] for r in REAL_TABLE]
+)
+def test_real_run_is_classified(
+    runs: dict[str, RunResult], name: str, outcome: Outcome, sig: str, detail: str
+) -> None:
+    run = runs[name]
+    cls = classify(run, script=SCRIPTS[name], environment=NO_GPU)
+    assert cls.outcome == outcome, (cls, run.stderr_tail[-2000:])
+    assert sig in cls.signature
+    assert detail in cls.detail
+    if outcome != Outcome.PASSED:
+        assert cls.evidence, "a failure must quote the lines that decided it"
+
+
+def test_needs_gpu_from_real_tvm_error(runs: dict[str, RunResult]) -> None:
+    run = runs["needs_cuda"]
+    if run.exit_code == 0:
+        pytest.skip("this machine has a CUDA device")
+    cls = classify(run, needs=("cuda",), environment=NO_GPU)
+    assert cls.outcome == Outcome.NEEDS_GPU
+    assert "Device API cuda is not enabled" in cls.signature or "cuda" in cls.signature
+    assert "cuda" in cls.detail
+    # The same failure is still "needs-gpu" when the needs detector missed the device.
+    assert classify(run, environment=NO_GPU).outcome == Outcome.NEEDS_GPU
+
+
+def test_real_outputs_keep_install_paths_private(runs: dict[str, RunResult]) -> None:
+    cls = classify(runs["relay_import"], environment=NO_GPU)
+    assert "site-packages/tvm/__init__.py" in runs["relay_import"].stderr_tail
+    assert "<site-packages>/tvm/__init__.py" in cls.signature
+    assert sys.prefix not in cls.signature
+
+
+RELAX_PARSE_ERROR = """
+    import tvm
+    from tvm.script import relax as R
+
+    @tvm.script.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32")):
+            y = undefined_thing(x)
+            return y
+"""
+
+
+def test_tvm_error_without_backtrace_env(tmp_path: Path) -> None:
+    """Without TVM_BACKTRACE, TVM 0.27 hides some messages: still a tvm-error, said so."""
+    run = real_run(RELAX_PARSE_ERROR, tmp_path, backtrace=False)
+    assert "Traceback" not in run.stderr_tail
+    assert run.exit_code == 1
+    cls = classify(run)
+    assert cls.outcome == Outcome.TVM_ERROR
+    assert "TVM_BACKTRACE" in cls.signature
+    # With TVM_BACKTRACE=1 (as the runner sets it) the real message is there.
+    full = classify(real_run(RELAX_PARSE_ERROR, tmp_path / "bt"))
+    assert full.outcome == Outcome.TVM_ERROR
+    assert "DiagnosticError: error: Undefined variable: undefined_thing" in full.signature
+
+
+# ---------------------------------------------------------------------------------------------
+# What only the sandbox produces (limits, signals reported by a shell), as RunResults.
+
+
+def _run(**kw: object) -> RunResult:
+    base: dict[str, object] = {"exit_code": 1, "signal": None, "seconds": 1.0}
+    base.update(kw)
+    return RunResult(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("run", "outcome", "sig"),
+    [
+        (
+            _run(exit_code=None, signal=9, timed_out=True, limit_hit="time", seconds=300.0),
+            Outcome.TIMEOUT,
+            "timed out after 300 s",
+        ),
+        (_run(exit_code=None, timed_out=True, seconds=12.0), Outcome.TIMEOUT, "12 s"),
+        (_run(limit_hit="memory"), Outcome.RESOURCE_LIMIT, "memory"),
+        (_run(limit_hit="processes"), Outcome.RESOURCE_LIMIT, "processes"),
+        (_run(limit_hit="output", exit_code=None, signal=9), Outcome.RESOURCE_LIMIT, "output"),
+        (_run(limit_hit="disk"), Outcome.RESOURCE_LIMIT, "disk"),
+        (_run(exit_code=None, signal=9), Outcome.RESOURCE_LIMIT, "SIGKILL"),
+        (_run(exit_code=139), Outcome.CRASH, "Segmentation fault (signal 11)"),
+        (_run(exit_code=134), Outcome.CRASH, "Aborted (signal 6)"),
+        (_run(exit_code=-11), Outcome.CRASH, "signal 11"),
+        (_run(exit_code=None, signal=7), Outcome.CRASH, "Bus error (signal 7)"),
+        (_run(exit_code=None, signal=8), Outcome.CRASH, "Floating point exception (signal 8)"),
+        (_run(exit_code=None, signal=4), Outcome.CRASH, "Illegal instruction (signal 4)"),
+        (
+            _run(
+                exit_code=1,
+                stderr_tail="Fatal Python error: Segmentation fault\n\nCurrent thread:\n",
+            ),
+            Outcome.CRASH,
+            "Segmentation fault",
+        ),
+        (
+            _run(
+                exit_code=None,
+                signal=6,
+                stderr_tail="terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\n",
+            ),
+            Outcome.RESOURCE_LIMIT,
+            "bad_alloc",
+        ),
+        (
+            _run(exit_code=0, stderr_tail="UserWarning: x\n  warnings.warn(\n"),
+            Outcome.PASSED,
+            "exit code 0",
+        ),
+        (
+            _run(
+                stdout_tail="note: run with `TVM_BACKTRACE=1` environment variable to display a backtrace.\n"
+            ),
+            Outcome.TVM_ERROR,
+            "TVM_BACKTRACE",
+        ),
+        (
+            _run(stderr_tail="[10:00:00] /src/x.cc:12: Check failed: a == b: boom\n"),
+            Outcome.INTERNAL_ERROR,
+            "Check failed: a == b",
+        ),
+        (
+            _run(
+                stderr_tail='Traceback (most recent call last):\n  File "repro.py", line 3, in <module>\n'
+                "    raise RuntimeError('CUDA device 0 is not available')\n"
+                "RuntimeError: CUDA device 0 is not available\n"
+            ),
+            Outcome.NEEDS_GPU,
+            "CUDA device 0 is not available",
+        ),
+        (
+            _run(
+                stderr_tail='Traceback (most recent call last):\n  File "repro.py", line 3, in <module>\n'
+                "    import tvm\nModuleNotFoundError: No module named 'tvm'\n"
+            ),
+            Outcome.INFRA_ERROR,
+            "No module named 'tvm'",
+        ),
+        (
+            _run(
+                stderr_tail='Traceback (most recent call last):\n  File "repro.py", line 2, in <module>\n'
+                "    sch.get_block('B')\nAttributeError: 'Schedule' object has no attribute 'get_block'\n"
+            ),
+            Outcome.API_MISMATCH,
+            "get_block",
+        ),
+    ],
+)
+def test_sandbox_results(run: RunResult, outcome: Outcome, sig: str) -> None:
+    cls = classify(run)
+    assert cls.outcome == outcome, cls
+    assert sig in cls.signature or sig in cls.detail
+
+
+def test_assert_on_device_existence_is_needs_gpu_only_without_a_gpu() -> None:
+    run = _run(
+        stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 2, in <module>\n'
+        "    assert tvm.cuda(0).exist\nAssertionError\n"
+    )
+    assert classify(run, needs=("cuda",), environment=NO_GPU).outcome == Outcome.NEEDS_GPU
+    gpu_env = {"gpu": "NVIDIA H100", "cuda_enabled": "true"}
+    assert classify(run, needs=("cuda",), environment=gpu_env).outcome == Outcome.WRONG_RESULT
+
+
+def test_a_cuda_compile_error_on_a_cpu_worker_is_still_a_tvm_failure() -> None:
+    """A script that targets cuda can hit a real TVM bug without a GPU: not needs-gpu."""
+    run = _run(
+        stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 9, in <module>\n'
+        '    tvm.compile(mod, target="cuda")\n'
+        '  File "/x/site-packages/tvm/driver/build_module.py", line 80, in compile\n'
+        "    return f(mod)\n"
+        "tvm.error.InternalError: Check failed: (is_cuda_kernel) is false: cuda codegen broke\n"
+    )
+    cls = classify(run, needs=("cuda",), environment=NO_GPU)
+    assert cls.outcome == Outcome.INTERNAL_ERROR
+
+
+def test_exception_line_is_found_before_trailing_log_lines() -> None:
+    run = _run(
+        stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 7, in <module>\n'
+        "    out = bb.emit(x)\n"
+        '  File "/project/src/relax/op/tensor/linear_algebra.cc", line 140, in InferTypeMatmul\n'
+        "ValueError: Matmul requires the reduction length of the operands to be equal.\n"
+        "[16:18:10] /project/src/relax/ir/block_builder.cc:67: Warning: BlockBuilder destroyed\n"
+    )
+    cls = classify(run)
+    assert cls.outcome == Outcome.TVM_ERROR
+    assert cls.signature.startswith("ValueError: Matmul requires")
+
+
+def test_value_error_in_numpy_called_by_the_script_is_python_error() -> None:
+    run = _run(
+        stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 3, in <module>\n'
+        "    np.reshape(a, (5,))\n"
+        '  File "/usr/lib/python3/dist-packages/numpy/core/fromnumeric.py", line 285, in reshape\n'
+        "    return _wrapfunc(a, 'reshape', newshape)\n"
+        "ValueError: cannot reshape array of size 4 into shape (5,)\n"
+    )
+    assert classify(run).outcome == Outcome.PYTHON_ERROR
+
+
+def test_chained_exceptions_use_the_last_one() -> None:
+    text = (
+        'Traceback (most recent call last):\n  File "/x/site-packages/tvm/a.py", line 1, in f\n'
+        "    g()\nKeyError: 'x'\n\nDuring handling of the above exception, another exception occurred:\n\n"
+        'Traceback (most recent call last):\n  File "/w/repro.py", line 4, in <module>\n    h()\n'
+        "NameError: name 'h' is not defined\n"
+    )
+    err = parse_last_error(text)
+    assert err is not None and err.type == "NameError"
+    assert classify(_run(stderr_tail=text)).outcome == Outcome.PYTHON_ERROR
+
+
+def test_tail_without_traceback_header_still_finds_the_error() -> None:
+    text = "    return f(x)\n           ^^^^\ntvm.error.InternalError: Check failed: (n > 0) is false: bad\n"
+    err = parse_last_error(text)
+    assert err is not None and err.short_type == "InternalError"
+    assert classify(_run(stderr_tail=text)).outcome == Outcome.INTERNAL_ERROR
+
+
+def test_frame_kinds_and_path_normalisation() -> None:
+    assert frame_kind("/venv/lib/python3.11/site-packages/tvm/relax/op.py") == "tvm"
+    assert frame_kind("/project/src/relax/ir/block_builder.cc") == "tvm"
+    assert frame_kind("python/tvm_ffi/cython/function.pxi") == "tvm"
+    assert frame_kind("/usr/lib/python3.11/inspect.py") == "lib"
+    assert frame_kind("/tmp/scratch/repro.py") == "script"
+    assert (
+        normalize_paths("(/home/u/.venv/lib/python3.11/site-packages/tvm/__init__.py)")
+        == "(<site-packages>/tvm/__init__.py)"
+    )

@@ -61,11 +61,11 @@ _CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
         3,
         re.compile(
-            r"(?:exit(?:ed)?|exits|return(?:ed)?|status|code|LASTEXITCODE|returncode|signal)"
+            r"(?:exit(?:ed)?|exits|return(?:ed)?|status|code|LASTEXITCODE|returncode|signal|\$\?)"
             r"[\w ]{0,20}?[:=]?\s*(?:-11|139|134|-6|-4|132|-1073740940|-1073741819|-1073741571"
             r"|-1073740791|3221226356|3221225477)\b"
             r"|\b0x[cC]00003(?:74|0[0-9])\b|\b0x[cC]0000005\b|\b0x[cC]00000[fF][dD]\b|\b0x[cC]0000409\b"
-            r"|heap corruption|access violation",
+            r"|heap corruption|access violation|interrupted by signal (?:11|6|7|8|4)\b",
             re.IGNORECASE,
         ),
     ),

@@ -75,24 +75,17 @@ def cache_key(python: str) -> str:
     layout = sb.interpreter_layout(python)  # raises InfraError when missing
     real = os.path.realpath(layout.executable)
     parts = [_CACHE_VERSION, layout.executable, real, _mtime(real)]
-    for d in layout.binds:
-        for site in _site_dirs(d):
-            parts.append(site)
-            with contextlib.suppress(OSError):
-                for name in sorted(os.listdir(site)):
-                    low = name.lower()
-                    if low == "tvm" or low.startswith(("apache_tvm", "tvm-", "tvm_")) or \
-                            low.endswith(".pth"):
-                        parts += [name, _mtime(os.path.join(site, name))]
-                        if low == "tvm":
-                            parts += _lib_mtimes(os.path.join(site, name))
+    for site in layout.site:
+        parts.append(site)
+        with contextlib.suppress(OSError):
+            for name in sorted(os.listdir(site)):
+                low = name.lower()
+                if low == "tvm" or low.startswith(("apache_tvm", "tvm-", "tvm_")) or \
+                        low.endswith(".pth"):
+                    parts += [name, _mtime(os.path.join(site, name))]
+                    if low == "tvm":
+                        parts += _lib_mtimes(os.path.join(site, name))
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-
-
-def _site_dirs(d: str) -> list[str]:
-    if os.path.basename(d) in ("site-packages", "dist-packages"):
-        return [d]
-    return []
 
 
 def _lib_mtimes(tvm_dir: str) -> list[str]:

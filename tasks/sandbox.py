@@ -107,6 +107,7 @@ class Interpreter:
     executable: str  # absolute path as it will be called (may be a venv symlink)
     binds: tuple[str, ...]  # host directories to bind read-only at the same path
     version: str = ""
+    site: tuple[str, ...] = ()  # its site-packages directories
 
 
 _LAYOUT_PROBE = (
@@ -158,7 +159,9 @@ def interpreter_layout(python: str) -> Interpreter:
         dirs.append(info[k])
     dirs.extend(info.get("site") or [])
     binds = _minimal_binds(dirs)
-    layout = Interpreter(executable=exe, binds=binds, version=str(info.get("version", "")))
+    site = tuple(str(d) for d in info.get("site") or [] if os.path.isdir(d))
+    layout = Interpreter(executable=exe, binds=binds, version=str(info.get("version", "")),
+                         site=site)
     _layout_cache[key] = layout
     return layout
 

@@ -7,7 +7,8 @@ Webhooks are built from the fake's own state in GitHub's shapes and signed like 
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -268,6 +269,42 @@ def test_worker_killed_mid_run_is_redone_and_reported_once(
         server.stop()
 
 
+def test_pool_process_killed_mid_run_is_redone_at_once(
+    tmp_path: Path, probe_cache: Path, fake_github: FakeGitHub
+):
+    """The process running the task dies (OOM killer, a crash in Celery): the message is
+    rejected back to the queue at once (task_reject_on_worker_lost), not after the
+    visibility timeout, and the run is reported once."""
+    psutil = pytest.importorskip("psutil")
+    server = RedisServer(tmp_path / "redis").start()
+    svc = Service(tmp_path, server.url, fake_github, probe_cache)
+    gh = fake_github
+    st = svc.state()
+    try:
+        svc.worker("triage", concurrency=1)
+        worker = svc.worker("cpu", concurrency=1, github=False)  # default (long) visibility
+        svc.receiver()
+        n = open_issue(svc, body=bug_report(SLOW))
+
+        def running() -> Any:
+            job_id = st.current_job(REPO, n)
+            job = st.job(job_id) if job_id else None
+            return job if job and job.get("status") == "running" else None
+
+        job = wait_until(running, 60, "the run to start")
+        (child,) = psutil.Process(worker.popen.pid).children()
+        child.kill()
+        result = wait_result(svc, n, timeout=90)
+        assert result["job_id"] == job["job_id"] and result["outcome"] == "internal-error"
+        assert worker.alive()
+        assert len(st.history(REPO, n)) == 1
+        (c,) = bot_comments(gh, n)
+        assert "Check failed" in c["body"]
+    finally:
+        svc.stop_all()
+        server.stop()
+
+
 def test_cpu_worker_needs_no_github_credentials(
     tmp_path: Path, probe_cache: Path, fake_github: FakeGitHub
 ):
@@ -276,16 +313,40 @@ def test_cpu_worker_needs_no_github_credentials(
     try:
         w = svc.worker("cpu", concurrency=1, github=False)
         assert w.alive()
-        # ... while a triage worker without them refuses to start, naming what is missing.
-        env = svc.env(github=False)
-        import subprocess
-        import sys
-
-        p = subprocess.run([sys.executable, "-m", "tasks.app", "--queues", "triage"],
-                           env=env, capture_output=True, text=True, timeout=60)
-        assert p.returncode == 2 and "GITHUB_TOKEN" in p.stderr
-        info = json.dumps(svc.state().workers())
-        assert "cpu" in info
+        (info,) = svc.state().workers()
+        assert info["queues"] == ["cpu"] and info["environment"]["tvm_version"].startswith("0.")
+        assert "bwrap" in info["sandbox"] or "bubblewrap" in info["sandbox"]
     finally:
         svc.stop_all()
         server.stop()
+
+
+def start_fails(svc: Service, argv: list[str], env: dict[str, str]) -> str:
+    p = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True,
+                       timeout=120, cwd=svc.tmp)
+    assert p.returncode == 2, p.stdout + p.stderr
+    return p.stderr
+
+
+def test_processes_refuse_to_start_without_what_they_need(tmp_path: Path, probe_cache: Path,
+                                                          fake_github: FakeGitHub):
+    svc = Service(tmp_path, "redis://127.0.0.1:1/0", fake_github, probe_cache)
+    # The triage queue does every GitHub call: it needs credentials.
+    err = start_fails(svc, ["-m", "tasks.app", "--queues", "triage"], svc.env(github=False))
+    assert "GITHUB_TOKEN" in err
+    # The receiver needs the webhook secret, and a placeholder is not one.
+    env = dict(svc.env(), GITHUB_WEBHOOK_SECRET="changeme")
+    err = start_fails(svc, ["-m", "bot.cli", "serve", "--port", "1"], env)
+    assert "GITHUB_WEBHOOK_SECRET" in err
+    # A run worker whose sandbox cannot work does not start (and says why).
+    bad = tmp_path / "docker.yml"
+    bad.write_text("sandbox:\n  backend: docker\n  docker_image: reprobot-no-such-image:0\n")
+    env = dict(svc.env(github=False), REPROBOT_CONFIG=str(bad))
+    err = start_fails(svc, ["-m", "tasks.app", "--queues", "cpu"], env)
+    assert "docker" in err
+    # A gpu worker on a machine without a GPU does not start.
+    from tasks.app import find_gpu
+
+    if find_gpu() is None:
+        err = start_fails(svc, ["-m", "tasks.app", "--queues", "gpu"], svc.env(github=False))
+        assert "no GPU" in err

@@ -84,8 +84,8 @@ _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b[^.;:]{0,30}$", re.IGNORECASE
 )
 
-_CHECK_FAILED_RE = re.compile(r"Check failed:?\s*[^\n]*")
-_INTERNAL_RE = re.compile(r"\b(?:tvm\.error\.)?InternalError\b(?::\s*[^\n]*)?")
+_CHECK_FAILED_RE = re.compile(r"Check failed:?\s*[^\n`]*")
+_INTERNAL_RE = re.compile(r"\b(?:tvm\.error\.)?InternalError\b(?::\s*[^\n`]*)?")
 _MISMATCHED_RES = (
     re.compile(r"Mismatched elements: [^\n]*"),
     re.compile(
@@ -198,17 +198,27 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     for finder in (_crash, _internal, _mismatched, _error_line, _wrong_words, _loose_crash):
         found = finder(lines)
         if found is not None:
-            return found
+            return _tidy(found)
     if repro.found:
         found = _generic_failure(lines)
         if found is not None:
-            return found
+            return _tidy(found)
     found = _passed(issue, lines)
     if found is not None:
         return found
     if not repro.found:
         return Reported(Outcome.NO_REPRO)
     return None
+
+
+_TAGS_RE = re.compile(r"^(?:\s*\[[^\]]{1,40}\])+\s*")
+
+
+def _tidy(rep: Reported) -> Reported:
+    """Signatures without markdown decoration or title tags ("[Bug] ...")."""
+    sig = _TAGS_RE.sub("", rep.signature).strip()
+    sig = sig.strip("`* ").rstrip(".,;:").rstrip("`* ").strip()
+    return Reported(rep.outcome, sig, rep.evidence)
 
 
 def _crash(lines: list[_Line]) -> Reported | None:

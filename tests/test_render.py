@@ -1,0 +1,288 @@
+"""render_comment / render_status / labels: what a user sees on the issue."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from markdown_it import MarkdownIt
+
+from bot.labels import ALL_LABELS, MARKER, OUTCOME_LABELS, VERDICT_LABELS, is_own_label, label_specs
+from bot.models import Classification, Outcome, Reported, Repro, RunResult, Triage, Verdict
+from bot.render import (
+    GITHUB_LIMIT,
+    ZWJ,
+    fence_for,
+    inline_code,
+    labels_for,
+    render_comment,
+    render_status,
+    strip_ansi,
+)
+
+SCRIPT = "import tvm\n\n@tvm.script.ir_module\nclass M:\n    pass\n\nprint('hi')\n"
+REPRO = Repro(found=True, script=SCRIPT, blocks=("body#0", "body#1"), shape="multi-block")
+REPORTED_CRASH = Reported(Outcome.CRASH, "Segmentation fault (core dumped)")
+ENV = {
+    "tvm_version": "0.27.0",
+    "tvm_commit": "abc1234",
+    "llvm_version": "19.1.7",
+    "cuda_enabled": "false",
+    "python": "3.11.7",
+    "os": "Linux",
+    "worker_note": "pipe | inside",
+}
+
+
+def triage(
+    outcome: Outcome = Outcome.CRASH,
+    verdict: Verdict = Verdict.REPRODUCED,
+    *,
+    run: RunResult | None = None,
+    signature: str = "Segmentation fault (signal 11)",
+    detail: str = "The process was killed by SIGSEGV.",
+    repro: Repro = REPRO,
+    reported: Reported | None = REPORTED_CRASH,
+    needs: tuple[str, ...] = (),
+    environment: dict[str, str] | None = None,
+) -> Triage:
+    if run is None and repro.found:
+        run = RunResult(
+            exit_code=None,
+            signal=11,
+            seconds=2.25,
+            stdout_tail="hi\n",
+            stderr_tail="Fatal Python error: Segmentation fault\n",
+            sandbox="bwrap",
+        )
+    return Triage(
+        outcome=outcome,
+        verdict=verdict,
+        repro=repro,
+        needs=needs,
+        run=run,
+        classification=Classification(outcome, signature=signature, detail=detail),
+        reported=reported,
+        evidence=("reported: crash", "observed: crash", "the process crashes, as reported"),
+        labels=labels_for(outcome, verdict, needs, prefix="repro: "),
+        environment=ENV if environment is None else environment,
+    )
+
+
+def outside_code(md: str) -> str:
+    """The comment's text with code blocks and code spans removed (where mentions would ping)."""
+    tokens = MarkdownIt("commonmark").parse(md)
+    out: list[str] = []
+    for tok in tokens:
+        if tok.type in ("fence", "code_block"):
+            continue
+        if tok.type == "inline" and tok.children:
+            out += [c.content for c in tok.children if c.type in ("text", "html_inline")]
+        elif tok.type == "html_block":
+            out.append(tok.content)
+    return "\n".join(out)
+
+
+def test_comment_shape() -> None:
+    c = render_comment(triage())
+    assert c.splitlines()[0] == MARKER
+    head = c.splitlines()[1]
+    assert head.startswith("### ") and "Reproduced" in head and "crash" in head
+    assert "Segmentation fault (signal 11)" in c
+    assert "| **Reported** | `crash` — `Segmentation fault (core dumped)` |" in c
+    assert "| **Observed** | `crash` — `Segmentation fault (signal 11)` |" in c
+    assert "| TVM | 0.27.0 |" in c and "| LLVM | 19.1.7 |" in c
+    assert "pipe \\| inside" in c  # table cells are escaped
+    assert f"sha256 `{REPRO.sha256}`" in c
+    assert "`body#0`, `body#1`" in c
+    assert "<details><summary>Script that was run (7 lines)</summary>" in c
+    assert "```python\n" + SCRIPT + "```" in c  # the script is shown exactly as run
+    assert "<details><summary>Output</summary>" in c
+    assert "`repro: crash`, `repro: reproduced`" in c
+    assert "/retest" in c
+    assert len(c) < GITHUB_LIMIT
+
+
+def test_labels() -> None:
+    assert labels_for(Outcome.CRASH, Verdict.REPRODUCED, (), prefix="repro: ") == (
+        "repro: crash",
+        "repro: reproduced",
+    )
+    assert labels_for(Outcome.PASSED, Verdict.NOT_REPRODUCED, ("cuda", "torch"), prefix="bot/") == (
+        "bot/passed",
+        "bot/not-reproduced",
+        "bot/needs-gpu",
+    )
+    assert labels_for(Outcome.NEEDS_GPU, Verdict.INCONCLUSIVE, ("cuda",), prefix="repro: ") == (
+        "repro: needs-gpu",
+        "repro: inconclusive",
+    )
+    assert set(OUTCOME_LABELS) == set(Outcome) and set(VERDICT_LABELS) == set(Verdict)
+    specs = label_specs("repro: ")
+    assert len({name for name, _, _ in specs}) == len(specs) == len(ALL_LABELS)
+    for name, color, description in specs:
+        assert re.fullmatch(r"[0-9a-f]{6}", color) and 0 < len(description) <= 100
+        assert is_own_label(name, "repro: ")
+    assert not is_own_label("type: bug", "repro: ")
+    assert not is_own_label("repro: something-else", "repro: ")
+    assert not is_own_label("crash", "")
+
+
+def test_mentions_in_output_and_issue_text_ping_nobody() -> None:
+    run = RunResult(
+        exit_code=1,
+        signal=None,
+        seconds=1.0,
+        stdout_tail="cc @someone and @tvm-team/core please look\n",
+        stderr_tail="ValueError: ask @octocat\n",
+    )
+    t = triage(
+        Outcome.TVM_ERROR,
+        Verdict.REPRODUCED,
+        run=run,
+        signature="ValueError: ask @octocat",
+        detail="TVM raised `ValueError` for @octocat.",
+        reported=Reported(Outcome.TVM_ERROR, "ValueError: ask @octocat"),
+    )
+    c = render_comment(t)
+    assert not re.search(r"(?<![\w`])@(someone|octocat|tvm-team)", c)
+    assert f"@{ZWJ}someone" in c and f"@{ZWJ}octocat" in c
+    assert not re.search(r"@[A-Za-z]", outside_code(c))
+    # Decorators in the script stay intact (the shown script must still run when copied).
+    assert "\n@tvm.script.ir_module\n" in c
+
+
+def test_ansi_and_control_characters_are_stripped() -> None:
+    run = RunResult(
+        exit_code=1,
+        signal=None,
+        seconds=1.0,
+        stdout_tail="\x1b[31mred\x1b[0m text\x07\n10%\r50%\r100%\n",
+        stderr_tail="\x1b]0;title\x07TypeError: x\n",
+    )
+    c = render_comment(triage(Outcome.TVM_ERROR, run=run))
+    assert "\x1b" not in c and "\x07" not in c and "\r" not in c
+    assert "red text" in c and "100%" in c and "50%" not in c
+    assert strip_ansi("\x1b[1;32mok\x1b[0m") == "ok"
+
+
+def test_fences_are_longer_than_any_backtick_run_inside() -> None:
+    nasty = "print('```')\n# ````` five\n"
+    run = RunResult(
+        exit_code=1, signal=None, seconds=1.0, stdout_tail="``````\n</details>\n# Heading\n"
+    )
+    c = render_comment(triage(Outcome.PYTHON_ERROR, run=run, repro=Repro(True, nasty, ("body#0",))))
+    assert fence_for(nasty) == "``````"
+    assert "``````python\n" + nasty + "``````" in c
+    assert "```````text\n" in c
+    # Parsed as markdown, the output and the script stay inside their code blocks.
+    fences = [t for t in MarkdownIt("commonmark").parse(c) if t.type == "fence"]
+    assert any(t.content == nasty for t in fences)
+    assert any("</details>" in t.content for t in fences)
+    assert inline_code("a `b` c") == "``a `b` c``"
+
+
+def test_huge_output_stays_under_githubs_limit_and_keeps_the_end() -> None:
+    big_out = "".join(f"line {i} of noisy output\n" for i in range(200_000))
+    big_err = (
+        "x" * 3_000_000 + "\nTraceback (most recent call last):\nRuntimeError: the real error\n"
+    )
+    run = RunResult(
+        exit_code=1,
+        signal=None,
+        seconds=9.0,
+        stdout_tail=big_out,
+        stderr_tail=big_err,
+        stdout_truncated=True,
+        stderr_truncated=True,
+    )
+    c = render_comment(triage(Outcome.TVM_ERROR, run=run))
+    assert len(c) < GITHUB_LIMIT
+    assert "RuntimeError: the real error" in c
+    assert "line 199999 of noisy output" in c
+    assert "earlier characters cut" in c
+    assert SCRIPT in c  # the output was cut, not the script
+
+
+def test_huge_script_and_output_stay_under_the_limit() -> None:
+    script = "".join(f"x{i} = {i}\n" for i in range(20_000))
+    run = RunResult(
+        exit_code=1, signal=None, seconds=1.0, stderr_tail="E" * 200_000 + "\nKeyError: 'end'\n"
+    )
+    c = render_comment(
+        triage(Outcome.PYTHON_ERROR, run=run, repro=Repro(True, script, ("body#0",)))
+    )
+    assert len(c) < GITHUB_LIMIT
+    assert "x0 = 0" in c and "KeyError: 'end'" in c
+    assert f"sha256 `{Repro(True, script).sha256}`" in c  # the hash is of the full script
+
+
+def test_api_mismatch_says_what_replaced_it() -> None:
+    t = triage(
+        Outcome.API_MISMATCH,
+        Verdict.INCONCLUSIVE,
+        signature="ImportError: cannot import name 'tir' from 'tvm.script'",
+        detail="TVMScript's TIR dialect moved to `tvm.script.tirx`.",
+    )
+    c = render_comment(t)
+    assert "Inconclusive" in c.splitlines()[1] and "api-mismatch" in c.splitlines()[1]
+    assert "`tvm.script.tirx`" in c
+    assert "port it to the current API" in c
+
+
+def test_no_repro_asks_politely_and_specifically() -> None:
+    repro = Repro(
+        found=False,
+        reason="The issue has a traceback but no script. Could you paste a minimal script?",
+    )
+    t = triage(
+        Outcome.NO_REPRO,
+        Verdict.INCONCLUSIVE,
+        repro=repro,
+        signature="",
+        detail=repro.reason,
+        reported=None,
+        environment={},
+    )
+    c = render_comment(t)
+    assert c.startswith(MARKER + "\n")
+    assert "no runnable script" in c.splitlines()[1]
+    assert "traceback but no script" in c
+    assert "<details><summary>Script" not in c and "<details><summary>Output" not in c
+    assert "/retest" in c
+    bare = render_comment(
+        triage(
+            Outcome.NO_REPRO,
+            Verdict.INCONCLUSIVE,
+            repro=Repro(found=False),
+            signature="",
+            detail="",
+            reported=None,
+        )
+    )
+    assert "minimal, self-contained Python script" in bare
+
+
+def test_infra_error_is_not_blamed_on_the_script() -> None:
+    t = triage(
+        Outcome.INFRA_ERROR,
+        Verdict.INCONCLUSIVE,
+        signature="bwrap: setting up uid map: Permission denied",
+        detail="",
+        reported=Reported(Outcome.CRASH, "segfault"),
+    )
+    t = Triage(**{**t.__dict__, "run": None})
+    c = render_comment(t)
+    assert "not a result of your script" in c
+    assert "retried" in c and "/retest" in c
+    assert "bwrap: setting up uid map" in c
+    assert "Reproduced" not in c and "Not reproduced" not in c
+
+
+@pytest.mark.parametrize(("state", "worker"), [("queued", "cpu"), ("running", "gpu")])
+def test_status_comment(state: str, worker: str) -> None:
+    c = render_status(state, worker, REPRO)
+    assert c.splitlines()[0] == MARKER
+    assert f"{state} on a {worker} worker" in c
+    assert REPRO.sha256 in c
+    assert MARKER not in render_status(state, worker, Repro(found=False)).split("\n", 1)[1]

@@ -1,0 +1,88 @@
+"""``reprobot triage ISSUE.md`` vs a bare ``python repro.py`` of the same ~2 s TVM script.
+
+In one process, alternating, N times each: the bot's whole pipeline (extraction, sandboxed run,
+probe from its cache, classification, rendering) as a subprocess of the console script, against
+the script alone. Prints the medians and the median ratio (target <= 1.05).
+
+    .venv/bin/python bench/bench_triage.py [N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SCRIPT = '''\
+import time
+import numpy as np
+import tvm
+from tvm import te
+
+n = 64
+A = te.placeholder((n, n), name="A")
+B = te.compute((n, n), lambda i, j: A[i, j] * 2.0, name="B")
+f = tvm.build(te.create_prim_func([A, B]), target="llvm")
+a = tvm.runtime.tensor(np.ones((n, n), dtype="float32"))
+b = tvm.runtime.tensor(np.zeros((n, n), dtype="float32"))
+t = time.time()
+while time.time() - t < 0.5:  # some work after the import
+    f(a, b)
+assert float(b.numpy().sum()) == 2.0 * n * n
+print("done")
+'''
+
+ISSUE = f"""# [Bug] doubling kernel
+
+Running this:
+
+```python
+{SCRIPT}```
+
+It prints `done` but I expected it to fail.
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("n", nargs="?", type=int, default=7)
+    ap.add_argument("--python", default=sys.executable)
+    a = ap.parse_args()
+    bindir = Path(a.python).parent
+    reprobot = shutil.which("reprobot", path=str(bindir)) or shutil.which("reprobot")
+    if reprobot is None:
+        sys.exit("no `reprobot` console script next to the interpreter (pip install -e .)")
+    work = Path(tempfile.mkdtemp(prefix="bench-triage-"))
+    (work / "issue.md").write_text(ISSUE)
+    (work / "repro.py").write_text(SCRIPT)
+    env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"))
+    triage = [reprobot, "triage", str(work / "issue.md"), "--json", "--tvm-python", a.python]
+    bare = [a.python, "-X", "faulthandler", "repro.py"]
+    first = subprocess.run(triage, capture_output=True, text=True, env=env)  # fills the probe cache
+    if first.returncode != 0 or '"passed"' not in first.stdout:
+        sys.exit(f"reprobot triage did not pass the script:\n{first.stdout[-2000:]}\n"
+                 f"{first.stderr[-2000:]}")
+    t_bot: list[float] = []
+    t_bare: list[float] = []
+    for _ in range(a.n):
+        t = time.perf_counter()
+        subprocess.run(bare, cwd=work, capture_output=True, check=True, env=env)
+        t_bare.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        subprocess.run(triage, capture_output=True, check=True, env=env)
+        t_bot.append(time.perf_counter() - t)
+    ratios = [b / s for b, s in zip(t_bot, t_bare, strict=True)]
+    print(f"runs: {a.n} each, alternating")
+    print(f"bare python repro.py      median {statistics.median(t_bare):6.2f} s")
+    print(f"reprobot triage issue.md  median {statistics.median(t_bot):6.2f} s")
+    print(f"median ratio {statistics.median(ratios):.3f} (target <= 1.05)")
+
+
+if __name__ == "__main__":
+    main()

@@ -224,7 +224,7 @@ import time
 import tvm
 from tvm import tirx
 
-time.sleep(4)
+time.sleep(5)
 x = tirx.Var("x", "int32")
 print(tirx.Add(x, tirx.const(1.0, "float32")))
 """

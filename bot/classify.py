@@ -187,6 +187,10 @@ def parse_last_error(text: str) -> PyError | None:
                     lines=_message_lines(lines, j),
                     frames=tuple(frames),
                 )
+    # A pytest run (``tvm.testing.main()``): the last failure's "E   " lines.
+    pytest_err = _parse_pytest(lines)
+    if pytest_err is not None:
+        return pytest_err
     # No traceback header (cut off, or SyntaxError printed without one): the last
     # exception-looking line at column 0.
     for i in range(len(lines) - 1, -1, -1):
@@ -207,6 +211,63 @@ def parse_last_error(text: str) -> PyError | None:
                 frames=tuple(frames),
             )
     return None
+
+
+_PYTEST_E_RE = re.compile(r"^E(?:\s+(.*))?$")
+_PYTEST_LOC_RE = re.compile(r"^(\S[^:]*?):(\d+):(?: in (.+?)|\s*(\w[\w.]*)?)\s*$")
+_PYTEST_SECTION_RE = re.compile(r"^_{3,} .+ _{3,}$")
+
+
+def _parse_pytest(lines: list[str]) -> PyError | None:
+    """The last failure in pytest's output (``E   XxxError: ...`` and ``path:line:`` lines)."""
+    last_e = None
+    for i in range(len(lines) - 1, -1, -1):
+        if _PYTEST_E_RE.match(lines[i]) and lines[i].startswith("E "):
+            last_e = i
+            break
+    if last_e is None:
+        return None
+    first_e = last_e
+    while first_e > 0 and _PYTEST_E_RE.match(lines[first_e - 1]):
+        first_e -= 1
+    e_lines = [
+        (m.group(1) or "") if (m := _PYTEST_E_RE.match(ln)) else ""
+        for ln in lines[first_e : last_e + 1]
+    ]
+    head = next(
+        (
+            k
+            for k, ln in enumerate(e_lines)
+            if _LOOSE_HEADER_RE.match(ln.strip())
+            or _HEADER_RE.match(ln.strip())
+            and "." in ln.split(":", 1)[0]
+        ),
+        None,
+    )
+    if head is None:
+        return None
+    hm = _HEADER_RE.match(e_lines[head].strip())
+    if hm is None:
+        return None
+    section = 0
+    for i in range(first_e, -1, -1):
+        if _PYTEST_SECTION_RE.match(lines[i]) and "_ _ _" not in lines[i]:
+            section = i
+            break
+    frames: list[Frame] = []
+    for ln in lines[section : min(len(lines), last_e + 4)]:
+        lm = _PYTEST_LOC_RE.match(ln)
+        if lm and not ln.startswith(("E ", "FAILED", "ERROR")):
+            frames.append(
+                Frame(lm.group(1), int(lm.group(2)), (lm.group(3) or lm.group(4) or "").strip())
+            )
+    # The location line after the E block names where it was raised: make it innermost.
+    return PyError(
+        type=hm["type"],
+        message=(hm["msg"] or "").strip(),
+        lines=tuple(ln.rstrip() for ln in e_lines[head:]),
+        frames=tuple(frames),
+    )
 
 
 def _message_lines(lines: list[str], j: int, limit: int = 40) -> tuple[str, ...]:

@@ -154,6 +154,32 @@ SCRIPTS: dict[str, str] = {
         import tvm
         sys.exit("Results mismatch between llvm and c")
     """,
+    "pytest_check_failed": """
+        import tvm
+        import tvm.testing
+        from tvm import relax
+
+        def test_emit_outside_block():
+            bb = relax.BlockBuilder()
+            x = relax.Var("x", relax.TensorType((2, 3), "float32"))
+            bb.emit(relax.op.add(x, x))
+
+        def test_fine():
+            assert True
+
+        if __name__ == "__main__":
+            tvm.testing.main()
+    """,
+    "pytest_mismatch": """
+        import numpy as np
+        import tvm.testing
+
+        def test_values():
+            tvm.testing.assert_allclose(np.ones(4), np.array([1.0, 1.0, 1.0, 5.0]))
+
+        if __name__ == "__main__":
+            tvm.testing.main()
+    """,
     "exit_silently": """
         import sys
         sys.exit(3)
@@ -233,6 +259,8 @@ REAL_TABLE = [
     ("syntax_error", Outcome.PYTHON_ERROR, "SyntaxError", ""),
     ("script_type_error", Outcome.PYTHON_ERROR, "TypeError: object of type 'int' has no len()", ""),
     ("passes_with_warnings", Outcome.PASSED, "exit code 0", ""),
+    ("pytest_check_failed", Outcome.INTERNAL_ERROR, "Check failed: (!block_stack_.empty()) is false", ""),
+    ("pytest_mismatch", Outcome.WRONG_RESULT, "Mismatched elements: 1 / 4", ""),
     ("exit_with_message", Outcome.WRONG_RESULT, "Results mismatch between llvm and c", ""),
     ("exit_silently", Outcome.PYTHON_ERROR, "exit code 3", "without a Python traceback"),
 ]

@@ -259,7 +259,12 @@ REAL_TABLE = [
     ("syntax_error", Outcome.PYTHON_ERROR, "SyntaxError", ""),
     ("script_type_error", Outcome.PYTHON_ERROR, "TypeError: object of type 'int' has no len()", ""),
     ("passes_with_warnings", Outcome.PASSED, "exit code 0", ""),
-    ("pytest_check_failed", Outcome.INTERNAL_ERROR, "Check failed: (!block_stack_.empty()) is false", ""),
+    (
+        "pytest_check_failed",
+        Outcome.INTERNAL_ERROR,
+        "Check failed: (!block_stack_.empty()) is false",
+        "",
+    ),
     ("pytest_mismatch", Outcome.WRONG_RESULT, "Mismatched elements: 1 / 4", ""),
     ("exit_with_message", Outcome.WRONG_RESULT, "Results mismatch between llvm and c", ""),
     ("exit_silently", Outcome.PYTHON_ERROR, "exit code 3", "without a Python traceback"),

@@ -690,6 +690,9 @@ def test_root_worker_runs_a_reachable_interpreter_as_unprivileged_host_user() ->
         for _ in range(100):
             for pid in processes_with(marker):
                 with contextlib.suppress(OSError):
+                    argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+                    if argv0 != b"/usr/bin/python3":  # the launcher/bwrap, not the script
+                        continue
                     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                         if line.startswith("Uid:"):
                             seen.append(line.split()[1])

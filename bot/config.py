@@ -67,6 +67,9 @@ class ServiceConfig:
     retest_cooldown_s: int = 120
     bot_login: str = ""  # the bot's own GitHub login (its comments never trigger commands)
     history_len: int = 50
+    # Seconds before the broker redelivers an unacknowledged task (a worker that died outright).
+    # 0 = derived from the longest task time limit.
+    visibility_timeout_s: int = 0
 
 
 @dataclass(frozen=True)

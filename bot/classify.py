@@ -72,7 +72,10 @@ _DEVICE_ABSENT_RE = re.compile(
     r"|Torch not compiled with CUDA enabled"
     r"|lib(?:cuda|cudart|nvrtc|cublas|cudnn|nvinfer|amdhip64|vulkan|OpenCL)[\w.\-]*: cannot open shared object"
     r"|(?:cannot|can't|could not|unable to) find[^\n]{0,40}\b(?:cuda|nvcc|rocm|hip|vulkan|opencl|gpu)\b"
-    r"|\b(?:cuda|gpu|rocm|vulkan|opencl|metal)\b[^\n]{0,40}\b(?:is |are )?(?:not available|unavailable|"
+    r"|CUDA_ERROR_(?:NOT_INITIALIZED|INVALID_DEVICE|NO_DEVICE)|cudaErrorInsufficientDriver"
+    r"|cudaErrorInitializationError|CUDA: initialization error"
+    r"|No such file or directory: '(?:nvcc|nvidia-smi|hipcc|rocm-smi)'"
+    r"|\b(?:cuda|gpu|rocm|vulkan|opencl|metal|nvcc|hipcc)\b[^\n]{0,40}\b(?:is |are )?(?:not available|unavailable|"
     r"not enabled|not found|not detected|not present|does not exist|doesn't exist)",
     re.IGNORECASE,
 )
@@ -357,7 +360,7 @@ def _worker_has_gpu(environment: Mapping[str, str]) -> bool:
     cuda = str(environment.get("cuda_enabled", "")).strip().lower()
     if gpu in {"", "none", "no", "n/a", "false", "0", "-", "unknown"}:
         return False
-    return cuda not in {"false", "no", "off", "0", "disabled"}
+    return cuda not in {"false", "no", "off", "0", "disabled"} and "no driver" not in cuda
 
 
 def classify(

@@ -37,9 +37,10 @@ _CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
         0,
         re.compile(
-            r"free\(\): invalid (?:pointer|size|next size[^\n]*)|double free or corruption[^\n]*"
-            r"|corrupted (?:size vs\. prev_size|double-linked list)[^\n]*|malloc\(\): [^\n]+"
-            r"|munmap_chunk\(\): invalid pointer|stack smashing detected"
+            r"(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate)\(\): [^\n]+"
+            r"|double free or corruption[^\n]*"
+            r"|corrupted (?:size vs\. prev_size|double-linked list|top size)[^\n]*"
+            r"|stack smashing detected"
             r"|terminate called after throwing an instance of[^\n]*"
             r"|AddressSanitizer: [\w-]+[^\n]*"
         ),
@@ -56,6 +57,7 @@ _CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
             r"Segmentation fault(?: \(core dumped\))?|Aborted \(core dumped\)"
             r"|Illegal instruction(?: \(core dumped\))?|Bus error(?: \(core dumped\))?"
             r"|Floating point exception(?: \(core dumped\))?|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
+            r"|Segfault encountered|^\s*Aborted\s*$"
         ),
     ),
     (
@@ -72,14 +74,19 @@ _CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
         4,
         re.compile(
-            r"\bseg[ -]?fault(?:s|ed|ing)?\b|\bcore[ -]?dump(?:s|ed)?\b|\bAborted\b"
-            r"|\baborts\b",
+            r"\bseg[ -]?fault(?:s|ed|ing)?\b|\bcore[ -]?dump(?:s|ed)?\b",
             re.IGNORECASE,
         ),
     ),
 )
 # "crashes" alone is loose talk for any failure as often as not: weaker than an error line.
-_LOOSE_CRASH_RE = re.compile(r"\bcrash(?:es|ed|ing)?\b", re.IGNORECASE)
+_LOOSE_CRASH_RE = re.compile(r"\bcrash(?:es|ed|ing)?\b|\babort(?:s|ed|ing)?\b", re.IGNORECASE)
+_HANG_RE = re.compile(
+    r"\bhangs?\b|\bhanging\b|\bhung\b|\bstuck\b|\binfinite loop\b|\bdeadlock(?:s|ed)?\b"
+    r"|\bnever (?:finishes|ends|terminates|returns|completes|stops)\b|\btime[sd] out\b"
+    r"|\bfreezes\b|\bruns? forever\b|\btakes? forever\b",
+    re.IGNORECASE,
+)
 _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b[^.;:]{0,30}$", re.IGNORECASE
 )
@@ -117,7 +124,7 @@ _WRONG_RE = re.compile(
 )
 _GENERIC_FAIL_RE = re.compile(
     r"\bfail(?:s|ed|ure|ing)?\b|\berrors?\b|\bexceptions?\b|\bthrows?\b|\braises?\b"
-    r"|\bcannot (?:be )?(?:compile|build|parse|run|import|load)d?\b|\bbroken\b|\bhangs?\b",
+    r"|\bcannot (?:be )?(?:compile|build|parse|run|import|load)d?\b|\bbroken\b",
     re.IGNORECASE,
 )
 _PASSED_RE = re.compile(
@@ -195,7 +202,16 @@ def _negated(text: str, start: int) -> bool:
 def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     """What the reporter saw, or ``None`` when the issue says nothing specific."""
     lines = _reporter_lines(issue, repro)
-    for finder in (_crash, _internal, _mismatched, _error_line, _wrong_words, _loose_crash):
+    for finder in (
+        _crash,
+        _internal,
+        _mismatched,
+        _error_line,
+        _error_in_prose,
+        _hang,
+        _wrong_words,
+        _loose_crash,
+    ):
         found = finder(lines)
         if found is not None:
             return _tidy(found)
@@ -325,6 +341,33 @@ def _loose_crash(lines: list[_Line]) -> Reported | None:
                     signature=_sentence(ln.text, m.group(0)),
                     evidence=(ln.text.strip(),),
                 )
+    return None
+
+
+def _hang(lines: list[_Line]) -> Reported | None:
+    for ln in _body_first(lines):
+        for m in _HANG_RE.finditer(ln.text):
+            if not _negated(ln.text, m.start()):
+                return Reported(
+                    Outcome.TIMEOUT,
+                    signature=_sentence(ln.text, m.group(0)),
+                    evidence=(ln.text.strip(),),
+                )
+    return None
+
+
+_ERROR_IN_PROSE_RE = re.compile(
+    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s*(\S[^`]*))?"
+)
+
+
+def _error_in_prose(lines: list[_Line]) -> Reported | None:
+    """``XxxError: message`` quoted inside a sentence (or the title)."""
+    for ln in _body_first(lines):
+        m = _ERROR_IN_PROSE_RE.search(ln.text)
+        if m and m.group(2):
+            line = f"{m.group(1)}: {m.group(2).strip()}"
+            return _error_line([_Line(line, "body")])
     return None
 
 

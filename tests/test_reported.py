@@ -148,6 +148,36 @@ TABLE = [
         "fails to parse",
     ),
     (
+        "[Bug] tuning",
+        "After the first trial the process hangs forever at 0% CPU.",
+        Outcome.TIMEOUT,
+        "hangs",
+    ),
+    (
+        "[Bug] x",
+        "Building it I got `ValueError: Cannot find the buffer A` on the second call.",
+        Outcome.TVM_ERROR,
+        "ValueError: Cannot find the buffer A",
+    ),
+    (
+        "[Bug] ValueError: vectorize fails for odd extents",
+        "Nothing else to add.",
+        Outcome.TVM_ERROR,
+        "ValueError: vectorize fails for odd extents",
+    ),
+    (
+        "[Bug] x",
+        "```\nfree(): double free detected in tcache 2\nAborted\n```",
+        Outcome.CRASH,
+        "double free",
+    ),
+    (
+        "[Bug] build aborts",
+        "The build aborts with:\n\nInternalError: Check failed: (x) is false: y",
+        Outcome.INTERNAL_ERROR,
+        "Check failed: (x) is false: y",
+    ),
+    (
         "Why is the loop split twice?",
         "I ran the snippet above and it works, but I do not understand the IR.",
         Outcome.PASSED,

@@ -656,20 +656,31 @@ def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> R
         for k in range(b.start, min(b.end, len(lines))):
             lines[k] = "\x00"
     runs = _code_runs(lines)
+    session = _unfenced_session(lines)
+    if session is not None and (not runs or session[0] < runs[0][0]):
+        return Repro(found=True, script=session[1], blocks=(f"{src.name}:unfenced",),
+                     shape="interactive")
     if not runs:
         return None
-    first_start, first_end, first_code, first_tree = runs[0]
+    sections = [_section_above(lines, r[0]) for r in runs]
+    # Code under "Steps to reproduce" beats code under "Expected/Actual behavior" (the latter is
+    # usually the one line the reporter expects to work, quoted from the repro).
+    pick = next((k for k, sec in enumerate(sections) if _REPRO_SECTION_RE.match(sec)), None)
+    if pick is None:
+        pick = next((k for k, sec in enumerate(sections) if not _RESULT_SECTION_RE.match(sec)), 0)
+    first_start, first_end, first_code, first_tree = runs[pick]
     chain = [(first_start, first_end, first_code)]
     defs = _top_bindings(first_tree)
-    prev_end = first_end
-    for start, end, code, tree in runs[1:]:
-        between = "\n".join(lines[prev_end:start])
-        if _VARIANT_RE.search(between) or re.search(r"^\s*or\b", between, re.I | re.M):
+    for start, end, code, tree in runs[pick + 1 :]:
+        # Only the paragraph right before a run says what it is ("this works", "or:"); an earlier
+        # "should work" describes the code before.
+        before = _last_paragraph("\n".join(ln for ln in lines[chain[-1][1] : start]
+                                            if ln != "\x00"))
+        if _VARIANT_RE.search(before) or re.search(r"^\s*or\b", before, re.I | re.M):
             continue
         if _free_names(tree) & defs:
             chain.append((start, end, code))
             defs |= _top_bindings(tree)
-            prev_end = end
     before = _last_paragraph("\n".join(lines[max(0, first_start - 8) : first_start]))
     incomplete = _INCOMPLETE_RE.search(before)
     if incomplete:
@@ -680,6 +691,85 @@ def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> R
     if whole is None or _has_placeholder(whole):
         return None
     return Repro(found=True, script=script, blocks=(f"{src.name}:unfenced",), shape="unfenced")
+
+
+_REPRO_SECTION_RE = re.compile(
+    r"^\W*(?:steps to reproduce|to reproduce|how to reproduce|reproduc\w*|repro\b|"
+    r"(?:code|script|steps) to reproduce|minimal (?:code|example|script|repro\w*)|"
+    r"(?:sample|example|test) (?:code|script)|code\b)",
+    re.IGNORECASE,
+)
+_RESULT_SECTION_RE = re.compile(
+    r"^\W*(?:expected|actual|observed|current)\s+(?:behaviou?r|results?|outputs?)",
+    re.IGNORECASE,
+)
+
+
+def _section_above(lines: list[str], start: int) -> str:
+    """The text of the nearest markdown heading above line ``start`` ("" if none)."""
+    for ln in reversed(lines[:start]):
+        if _HEADING_RE.match(ln) and not _is_code_comment(ln):
+            return ln.strip().lstrip("#").strip()
+    return ""
+
+
+def _is_code_comment(line: str) -> bool:
+    """``# Define the inputs`` in pasted code reads as a markdown heading; ``### Steps to
+    reproduce`` and ``# Expected behavior`` are headings."""
+    text = line.strip()
+    if text.startswith("##") or not text.startswith("#"):
+        return False
+    words = text.lstrip("#").strip()
+    return not (_REPRO_SECTION_RE.match(words) or _RESULT_SECTION_RE.match(words)
+                or _SECTION_WORDS_RE.match(words) or _ENV_SECTION_RE.match(words))
+
+
+def _unfenced_session(lines: list[str]) -> tuple[int, str] | None:
+    """A ``>>>`` session pasted without fences: (first line, script).
+
+    The statements are kept up to and including the first one whose output is an error (the
+    failure being reported); statements typed after it are the reporter's side checks. With no
+    error shown, the first session (up to a blank line after output or prose) is the script.
+    """
+    first = next((k for k, ln in enumerate(lines) if re.match(r"^\s*>>>( |$)", ln)), None)
+    if first is None:
+        return None
+    prev = next((ln for ln in reversed(lines[:first]) if ln.strip()), "")
+    if _PY_REPL_RE.match(prev):
+        return None  # "$ python" then ">>>": a shell session (see _shell_session)
+    stmts: list[str] = []  # source lines, prompts stripped
+    pending: list[str] = []  # the statement being typed
+    failed = False
+    in_output = False
+    for ln in lines[first:]:
+        m = re.match(r"^\s*>>>(?: (.*))?$", ln)
+        c = re.match(r"^\s*\.\.\.(?: (.*))?$", ln) if pending and not in_output else None
+        if m:
+            if failed:
+                break
+            stmts.extend(pending)
+            pending = [m.group(1) or ""]
+            in_output = False
+            continue
+        if c:
+            pending.append(c.group(1) or "")
+            continue
+        if not ln.strip():
+            if in_output or not pending:
+                break
+            continue
+        # Printed output (or prose after the session).
+        if _TRACEBACK_RE.match(ln) or _ERROR_LINE_RE.match(ln) or _OUTPUT_LINE_RE.match(ln) or (
+            "Check failed" in ln or "Segmentation fault" in ln
+        ):
+            failed = True
+        in_output = True
+    stmts.extend(pending)
+    code = _dedent("\n".join(stmts).translate(_SMART))
+    tree = _parse(code)
+    if tree is None or not _does_something(tree) or not _has_import(tree):
+        return None
+    return first, code
 
 
 def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
@@ -708,8 +798,8 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
         code, run_tree = trimmed
         start = i
         # Comment lines right above the first import belong to the script.
-        while start > 0 and lines[start - 1].lstrip().startswith("#") and not _HEADING_RE.match(
-            lines[start - 1]
+        while start > 0 and lines[start - 1].lstrip().startswith("#") and (
+            not _HEADING_RE.match(lines[start - 1]) or _is_code_comment(lines[start - 1])
         ):
             start -= 1
         if start < i:
@@ -804,9 +894,12 @@ def _trim_trailing(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None
     name such as a heading that lost its ``#``, a number, a list literal)."""
     lines = code.split("\n")
     body = list(tree.body)
+    bound = _bound_names(tree, imports=True)
     while body:
         last = body[-1]
         if isinstance(last, ast.Expr) and not isinstance(last.value, ast.Call | ast.Await):
+            if isinstance(last.value, ast.Name) and last.value.id in bound and len(body) > 1:
+                break  # ``mod`` on its own line: a notebook cell showing a result
             body.pop()
             continue
         break

@@ -3,7 +3,8 @@
 Pure: the script is parsed with ``ast`` (never run). Devices come from calls (``tvm.cuda()``,
 ``tvm.gpu()``, ``x.cuda()``, ``tvm.target.cuda()``), device and target strings (``"cuda"``,
 ``"cuda -arch=sm_80"``, ``"nvidia/geforce-rtx-3090"``, ``device="cuda:0"``, ``{"kind": "cuda"}``);
-packages from imports. The result picks the worker kind and appears in the comment and labels.
+packages from imports and from TVM frontend calls (``relax.frontend.onnx.from_onnx(...)`` needs a
+model from ``onnx``, so ``onnx``). The result picks the worker kind and appears in the comment and labels.
 """
 
 from __future__ import annotations
@@ -34,6 +35,32 @@ KNOWN_PACKAGES: dict[str, str] = {
 TVM_ENV_MODULES = frozenset(
     {"tvm", "tvm_ffi", "numpy", "ml_dtypes", "typing_extensions", "__future__", "__main__"}
 )
+
+# TVM frontends by module name (``tvm.relax.frontend.onnx``) and by converter name
+# (``from_onnx``): calling one needs a model object from that framework, so the framework itself.
+# ``frontend.nn`` (TVM's own model-definition API) is deliberately absent.
+FRONTEND_MODULES: dict[str, str] = {
+    "onnx": "onnx",
+    "torch": "torch",
+    "pytorch": "torch",
+    "tflite": "tflite",
+    "keras": "keras",
+    "tensorflow": "tensorflow",
+    "tensorflow2": "tensorflow",
+    "paddlepaddle": "paddle",
+    "mxnet": "mxnet",
+}
+FRONTEND_CONVERTERS: dict[str, str] = {
+    "from_onnx": "onnx",
+    "from_pytorch": "torch",
+    "from_fx": "torch",
+    "from_exported_program": "torch",
+    "from_tflite": "tflite",
+    "from_keras": "keras",
+    "from_tensorflow": "tensorflow",
+    "from_paddle": "paddle",
+    "from_mxnet": "mxnet",
+}
 
 _DEVICE_CALLS = {
     "cuda": "cuda",
@@ -73,9 +100,17 @@ def detect_needs(script: str) -> tuple[str, ...]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 _add_module(needs, alias.name)
+                _add_frontend_path(needs, alias.name.split("."))
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0 and node.module:
                 _add_module(needs, node.module)
+                path = node.module.split(".")
+                _add_frontend_path(needs, path)
+                if "frontend" in path:
+                    for alias in node.names:
+                        _add_frontend_path(needs, [*path, alias.name])
+        elif isinstance(node, ast.Attribute):
+            _add_frontend_path(needs, _attr_path(node))
         elif isinstance(node, ast.Call):
             _add_call_device(needs, node)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -104,6 +139,39 @@ def _add_module(needs: set[str], dotted: str) -> None:
     if not top or top in TVM_ENV_MODULES or top in sys.stdlib_module_names:
         return
     needs.add(KNOWN_PACKAGES.get(top, f"other:{top}"))
+
+
+def _add_frontend_path(needs: set[str], path: list[str]) -> None:
+    """``tvm.relax.frontend.onnx``, ``relay.frontend.from_onnx``, ``frontend.torch.from_fx``."""
+    if "frontend" not in path[:-1]:
+        return
+    after = path[path.index("frontend") + 1 :]
+    if not after:
+        return
+    pkg = FRONTEND_MODULES.get(after[0]) or FRONTEND_CONVERTERS.get(after[0])
+    if pkg is None and len(after) > 1:
+        pkg = FRONTEND_CONVERTERS.get(after[1]) if after[0] not in ("nn",) else None
+    if pkg:
+        needs.add(pkg)
+
+
+def _attr_path(node: ast.Attribute) -> list[str]:
+    """The names of an attribute chain, outermost last; calls in between are skipped over
+    (``relax.frontend.onnx.from_onnx(m).show`` -> [..., "frontend", "onnx", "from_onnx", "show"])."""
+    parts: list[str] = []
+    cur: ast.expr = node
+    while True:
+        if isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        elif isinstance(cur, ast.Call):
+            cur = cur.func
+        elif isinstance(cur, ast.Name):
+            parts.append(cur.id)
+            break
+        else:
+            break
+    return list(reversed(parts))
 
 
 def _add_call_device(needs: set[str], call: ast.Call) -> None:
@@ -155,6 +223,8 @@ def _needs_from_text(script: str) -> tuple[str, ...]:
     needs: set[str] = set()
     for m in re.finditer(r"^\s*(?:import|from)\s+([A-Za-z_][\w.]*)", script, re.M):
         _add_module(needs, m.group(1))
+    for m in re.finditer(r"\bfrontend((?:\.\w+){1,2})", script):
+        _add_frontend_path(needs, ["frontend", *m.group(1).strip(".").split(".")])
     if re.search(r"\btvm\.(?:cuda|gpu)\(|[\"']cuda[\"' :]|\.cuda\(", script):
         needs.add("cuda")
     return tuple(sorted(needs))

@@ -802,3 +802,145 @@ def test_working_variant_with_imports_does_not_beat_a_repro_without() -> None:
     """
     r = extract_repro(issue(body))
     assert r.blocks == ("body#0",)
+
+
+# ----------------------------------------------------------------------------- unfenced sessions
+
+
+def test_unfenced_interactive_session_stops_at_the_first_failure() -> None:
+    body = """\
+    I built from source and followed the docs:
+
+    1. make
+    2. cd python; python setup.py install --user
+
+    Then:
+
+    >>> import tvm
+    >>> from tvm import relax
+    Traceback (most recent call last):
+      File "<stdin>", line 1, in <module>
+      File "/home/u/tvm/python/tvm/relax/__init__.py", line 3, in <module>
+        from . import exec_builder
+    ImportError: cannot import name exec_builder
+
+    The module is there though. Importing it alone works:
+
+    >>> import some_helper
+    >>>
+
+    and again:
+
+    >>> import tvm
+    ImportError: cannot import name op
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nfrom tvm import relax\n")
+    assert r.shape == "interactive"
+    assert r.blocks == ("body:unfenced",)
+
+
+def test_unfenced_interactive_session_without_error_keeps_the_first_session() -> None:
+    body = """\
+    The simplifier gives a strange answer:
+
+    >>> import tvm
+    >>> x = tvm.tir.Var("x", "int32")
+    >>> for k in range(2):
+    ...     print(k)
+    ...
+    0
+    1
+    >>> tvm.arith.Analyzer().simplify(x * 0 // 0)
+    0
+
+    I expected an error for the division by zero.
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, """\
+        import tvm
+        x = tvm.tir.Var("x", "int32")
+        for k in range(2):
+            print(k)
+        tvm.arith.Analyzer().simplify(x * 0 // 0)
+        """)
+    assert r.shape == "interactive"
+
+
+def test_unfenced_prompt_lines_without_code_are_not_a_script() -> None:
+    body = ">>> \n>>> hello there\nIt fails.\n"
+    assert not extract_repro(issue(body)).found
+
+
+# ----------------------------------------------------------------------------- unfenced sections
+
+
+def test_unfenced_steps_to_reproduce_beat_the_expected_behavior_line() -> None:
+    body = """\
+    ### Expected behavior
+    import tvm
+    mod = tvm.relax.frontend.onnx.from_onnx(model, shape_dict=shapes)
+    Should work
+
+    ### Actual behavior
+    AttributeError                            Traceback (most recent call last)
+    AttributeError: module 'tvm.relax.frontend' has no attribute 'onnx'
+
+    ### Steps to reproduce
+
+    # Make two symbolic sizes
+    n = tvm.tir.Var("n", "int64")
+    m = tvm.tir.Var("m", "int64")
+
+    # The input shapes
+    shapes = {
+        "tokens": [n, m],
+    }
+
+    mod = tvm.relax.frontend.onnx.from_onnx(model, shape_dict=shapes)
+    mod
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, """\
+        # Make two symbolic sizes
+        n = tvm.tir.Var("n", "int64")
+        m = tvm.tir.Var("m", "int64")
+        # The input shapes
+        shapes = {
+            "tokens": [n, m],
+        }
+        mod = tvm.relax.frontend.onnx.from_onnx(model, shape_dict=shapes)
+        mod
+        """)
+    assert r.shape == "unfenced"
+
+
+def test_unfenced_variant_word_before_an_earlier_run_does_not_drop_a_later_one() -> None:
+    body = """\
+    import tvm
+    x = tvm.tir.Var("x", "int32")
+    print(x)
+
+    Up to here everything works fine.
+
+    Then adding the pass
+
+    y = tvm.tir.Var("y", "int32")
+    z = tvm.arith.Analyzer().simplify(x // y)
+    print(z)
+
+    crashes.
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shape == "unfenced"
+    assert lines(r.script)[-1] == "print(z)"
+
+
+def test_unfenced_section_heading_is_not_kept_as_a_comment() -> None:
+    body = """\
+    # Steps to reproduce
+    import tvm
+    print(tvm.tir.Var("x", "int32") // 0)
+    """
+    assert_script(extract_repro(issue(body)),
+                  'import tvm\nprint(tvm.tir.Var("x", "int32") // 0)\n')

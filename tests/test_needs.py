@@ -87,3 +87,31 @@ def test_device_of_string() -> None:
     assert device_of_string("llvm -mcpu=skylake") is None
     assert device_of_string("cuda is great") is None
     assert device_of_string("amd/mi300") == "rocm"
+
+
+@pytest.mark.parametrize("script,need", [
+    ("import tvm\nmod = tvm.relax.frontend.onnx.from_onnx(m, shape_dict=s)\n", "onnx"),
+    ("from tvm import relay\nmod, params = relay.frontend.from_onnx(m, shape)\n", "onnx"),
+    ("from tvm import relay\nmod, params = relay.frontend.from_pytorch(m, [])\n", "torch"),
+    ("from tvm.relax.frontend.torch import from_fx\nmod = from_fx(g, [])\n", "torch"),
+    ("from tvm.relax.frontend.torch import from_exported_program\n", "torch"),
+    ("import tvm\nmod = tvm.relay.frontend.from_tflite(m)\n", "tflite"),
+    ("from tvm.relay import frontend\nmod = frontend.from_keras(m)\n", "keras"),
+    ("from tvm.relay.frontend import from_paddle\nmod = from_paddle(m)\n", "paddle"),
+    ("from tvm import relay\nmod = relay.frontend.from_tensorflow(graph)\n", "tensorflow"),
+    ("import tvm.relax.frontend.onnx\n", "onnx"),
+    # does not parse: found in the text
+    ("import tvm\nmod = relay.frontend.from_onnx(m,\n", "onnx"),
+])
+def test_frontend_calls_need_the_framework(script: str, need: str) -> None:
+    assert need in detect_needs(script)
+
+
+@pytest.mark.parametrize("script", [
+    "from tvm.relax.frontend import nn\nclass M(nn.Module):\n    pass\n",
+    "import tvm\nfrom tvm.relax.frontend import detach_params\nmod, p = detach_params(m)\n",
+    "import tvm\nx = tvm.relax.frontend\n",
+    "import tvm\ny = obj.from_onnx(m)\n",  # not a TVM frontend
+])
+def test_tvm_own_frontend_helpers_need_nothing(script: str) -> None:
+    assert detect_needs(script) == ()

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -99,7 +99,7 @@ def _resolve_python(python: str) -> str:
 
 
 def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
-    from bot.pipeline import conclude, plan
+    from bot.plan import plan
     from bot.source import issue_from_text
 
     if args.tvm_python:
@@ -118,16 +118,17 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
 
     run = None
     environment: dict[str, str] = {}
-    if the_plan.repro.found:
-        from tasks.probe import probe_environment
-        from tasks.runner import run_script
+    # While the script runs, a second thread probes the environment (cached per interpreter)
+    # and loads the second half of the pipeline, so neither adds to the wall time.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        if the_plan.repro.found:
+            from tasks.probe import probe_environment
+            from tasks.runner import run_script
 
-        python = _resolve_python(cfg.tvm.python)
-        pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
-        cache = None if args.no_cache else _cache_dir()
-        # The probe (cached per interpreter) runs beside the script, so it costs no wall time.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            probe = pool.submit(probe_environment, python, cache_dir=cache)
+            python = _resolve_python(cfg.tvm.python)
+            pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
+            cache = None if args.no_cache else _cache_dir()
+            probe = pool.submit(_probe_and_load, probe_environment, python, cache)
             run = run_script(
                 the_plan.repro.script,
                 python=python,
@@ -135,8 +136,11 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
                 sandbox=cfg.sandbox,
                 gpu=the_plan.worker == "gpu",
                 pass_env=pass_env,
+                cache_dir=cache,
             )
             environment = probe.result()
+
+    from bot.pipeline import conclude
 
     triage = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix)
     if args.json:
@@ -146,6 +150,13 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
         print()
         print("Labels: " + ", ".join(triage.labels))
     return 0
+
+
+def _probe_and_load(probe: Callable[..., dict[str, str]], python: str,
+                    cache: Path | None) -> dict[str, str]:
+    import bot.pipeline  # noqa: F401  (loaded here, beside the run, for conclude)
+
+    return probe(python, cache_dir=cache)
 
 
 def _cmd_eval(args: argparse.Namespace, cfg: Config) -> int:

@@ -1,55 +1,29 @@
 """The triage pipeline composed from its pure stages.
 
-``plan`` (extract + needs + worker kind) runs before the script; ``conclude`` (classify, compare,
-labels, render) runs after it. Both are pure: the run itself and the environment probe are done
+``plan`` (extract + needs + worker kind, in ``bot.plan``) runs before the script; ``conclude``
+(classify, compare, labels, render) runs after it. Both are pure: the run itself and the environment probe are done
 by the caller (the CLI, or the Celery tasks) and passed in as plain data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from bot.classify import classify
 from bot.compare import compare
-from bot.extract import extract_repro
 from bot.models import (
     Classification,
     Issue,
     Outcome,
-    Repro,
     RunResult,
     Triage,
     Verdict,
 )
-from bot.needs import GPU_DEVICES, detect_needs
+from bot.plan import Plan, plan, worker_kind
 from bot.render import labels_for, render_comment
 from bot.reported import parse_reported
 
-
-@dataclass(frozen=True)
-class Plan:
-    repro: Repro
-    needs: tuple[str, ...]
-    worker: str  # "cpu" | "gpu"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"repro": self.repro.to_dict(), "needs": list(self.needs), "worker": self.worker}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Plan:
-        return cls(Repro.from_dict(d["repro"]), tuple(d["needs"]), d["worker"])
-
-
-def worker_kind(needs: tuple[str, ...]) -> str:
-    """A run that wants a GPU device goes to a GPU worker; everything else to a CPU one."""
-    return "gpu" if any(n in GPU_DEVICES for n in needs) else "cpu"
-
-
-def plan(issue: Issue) -> Plan:
-    repro = extract_repro(issue)
-    needs = detect_needs(repro.script) if repro.found else ()
-    return Plan(repro=repro, needs=needs, worker=worker_kind(needs))
+__all__ = ["Plan", "conclude", "plan", "worker_kind"]
 
 
 def conclude(

@@ -54,7 +54,7 @@ def probe_environment(python: str, *, cache_dir: Path | None = None) -> dict[str
     Cached in memory and, when ``cache_dir`` is given, on disk. Raises InfraError when the
     interpreter is missing or the probe itself cannot run.
     """
-    key = cache_key(python)
+    key = cache_key(python, cache_dir)
     if key in _memo:
         return dict(_memo[key])
     path = cache_dir / f"env-{key}.json" if cache_dir is not None else None
@@ -63,16 +63,16 @@ def probe_environment(python: str, *, cache_dir: Path | None = None) -> dict[str
         if cached is not None:
             _memo[key] = cached
             return dict(cached)
-    info = _run_probe(python)
+    info = _run_probe(python, cache_dir)
     _memo[key] = info
     if path is not None:
         _write_cache(path, info)
     return dict(info)
 
 
-def cache_key(python: str) -> str:
+def cache_key(python: str, cache_dir: Path | None = None) -> str:
     """Changes when the interpreter or its installed TVM changes."""
-    layout = sb.interpreter_layout(python)  # raises InfraError when missing
+    layout = sb.interpreter_layout(python, cache_dir)  # raises InfraError when missing
     real = os.path.realpath(layout.executable)
     parts = [_CACHE_VERSION, layout.executable, real, _mtime(real)]
     for site in layout.site:
@@ -106,8 +106,8 @@ def _mtime(p: str) -> str:
         return "-"
 
 
-def _run_probe(python: str) -> dict[str, str]:
-    exe = sb.interpreter_layout(python).executable
+def _run_probe(python: str, cache_dir: Path | None = None) -> dict[str, str]:
+    exe = sb.interpreter_layout(python, cache_dir).executable
     try:
         r = subprocess.run(
             [exe, "-I", str(PROBE_SCRIPT)],

@@ -63,8 +63,12 @@ def run_script(
     sandbox: SandboxConfig,
     gpu: bool = False,
     pass_env: Mapping[str, str] = {},
+    cache_dir: Path | None = None,
 ) -> RunResult:
-    """Run ``script`` as ``repro.py`` in the sandbox; see the module docstring."""
+    """Run ``script`` as ``repro.py`` in the sandbox; see the module docstring.
+
+    ``cache_dir`` keeps what was learnt about the interpreter on disk between processes.
+    """
     args = [str(a) for a in args]
     size = sum(len(a.encode("utf-8", "surrogateescape")) + 1 for a in args)
     if size > MAX_ARGS_BYTES:
@@ -77,7 +81,7 @@ def run_script(
     backend = sandbox.backend
     if backend == "bwrap":
         return _run_bwrap(script, python=python, args=args, cfg=sandbox, gpu=gpu,
-                          pass_env=pass_env)
+                          pass_env=pass_env, cache_dir=cache_dir)
     if backend == "none":
         return _run_none(script, python=python, args=args, cfg=sandbox, pass_env=pass_env)
     if backend == "docker":
@@ -145,11 +149,11 @@ def _limits_summary() -> str:
 
 
 def _run_bwrap(script: str, *, python: str, args: list[str], cfg: SandboxConfig, gpu: bool,
-               pass_env: Mapping[str, str]) -> RunResult:
+               pass_env: Mapping[str, str], cache_dir: Path | None = None) -> RunResult:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise InfraError("no `bwrap` command: install bubblewrap (apt-get install bubblewrap)")
-    interp = sb.interpreter_layout(python)
+    interp = sb.interpreter_layout(python, cache_dir)
     limits = cfg.limits
     host_uid = _sandbox_host_uid(cfg, interp)
     setpriv = shutil.which("setpriv") if host_uid is not None else None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import json
 import os
 import shlex
@@ -37,6 +38,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.errors import InfraError
 from bot.models import RunLimits
@@ -123,11 +125,13 @@ _layout_cache: dict[tuple[str, float], Interpreter] = {}
 _SYSTEM_RO = ("/usr",)
 
 
-def interpreter_layout(python: str) -> Interpreter:
+def interpreter_layout(python: str, cache_dir: Path | None = None) -> Interpreter:
     """Find which host directories the interpreter needs (memoised per path and mtime).
 
     Runs the interpreter once, outside the sandbox (it is our trusted interpreter, not the
-    user's script). Raises InfraError when it is missing or does not run.
+    user's script). With ``cache_dir`` the answer is also kept on disk, so a fresh process (one
+    ``reprobot triage``) does not pay for starting the interpreter an extra time. Raises
+    InfraError when it is missing or does not run.
     """
     exe = _resolve_python(python)
     real = os.path.realpath(exe)
@@ -138,6 +142,25 @@ def interpreter_layout(python: str) -> Interpreter:
     key = (exe, mtime)
     if key in _layout_cache:
         return _layout_cache[key]
+    disk = _layout_disk_path(cache_dir, exe, real, mtime)
+    info = _read_layout(disk) if disk is not None else None
+    if info is None:
+        info = _layout_probe(exe)
+        if disk is not None:
+            _write_layout(disk, info)
+    dirs: list[str] = [os.path.dirname(exe), os.path.dirname(real)]
+    for k in ("prefix", "base_prefix", "exec_prefix", "base_exec_prefix"):
+        dirs.append(info[k])
+    dirs.extend(info.get("site") or [])
+    binds = _minimal_binds(dirs)
+    site = tuple(str(d) for d in info.get("site") or [] if os.path.isdir(d))
+    layout = Interpreter(executable=exe, binds=binds, version=str(info.get("version", "")),
+                         site=site)
+    _layout_cache[key] = layout
+    return layout
+
+
+def _layout_probe(exe: str) -> dict[str, Any]:
     try:
         out = subprocess.run(
             [exe, "-I", "-c", _LAYOUT_PROBE],
@@ -153,17 +176,33 @@ def interpreter_layout(python: str) -> Interpreter:
             f"TVM interpreter {exe!r} does not run (exit {out.returncode}): "
             f"{out.stderr.strip()[-500:]}"
         )
-    info = json.loads(out.stdout)
-    dirs: list[str] = [os.path.dirname(exe), os.path.dirname(real)]
-    for k in ("prefix", "base_prefix", "exec_prefix", "base_exec_prefix"):
-        dirs.append(info[k])
-    dirs.extend(info.get("site") or [])
-    binds = _minimal_binds(dirs)
-    site = tuple(str(d) for d in info.get("site") or [] if os.path.isdir(d))
-    layout = Interpreter(executable=exe, binds=binds, version=str(info.get("version", "")),
-                         site=site)
-    _layout_cache[key] = layout
-    return layout
+    info: dict[str, Any] = json.loads(out.stdout)
+    return info
+
+
+def _layout_disk_path(cache_dir: Path | None, exe: str, real: str, mtime: float) -> Path | None:
+    if cache_dir is None:
+        return None
+    key = hashlib.sha256(f"layout-v1\0{exe}\0{real}\0{mtime}".encode()).hexdigest()[:32]
+    return Path(cache_dir) / f"layout-{key}.json"
+
+
+def _read_layout(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and "prefix" in data else None
+
+
+def _write_layout(path: Path, info: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(info))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
 
 
 def _resolve_python(python: str) -> str:

@@ -1,0 +1,39 @@
+"""The first half of the pipeline: what to run and where (extract + needs + worker kind).
+
+Kept apart from ``bot.pipeline`` (classification, comparison, rendering) so that a caller can
+start the run as soon as the plan is known and load the rest while the script runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.extract import extract_repro
+from bot.models import Issue, Repro
+from bot.needs import GPU_DEVICES, detect_needs
+
+
+@dataclass(frozen=True)
+class Plan:
+    repro: Repro
+    needs: tuple[str, ...]
+    worker: str  # "cpu" | "gpu"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"repro": self.repro.to_dict(), "needs": list(self.needs), "worker": self.worker}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Plan:
+        return cls(Repro.from_dict(d["repro"]), tuple(d["needs"]), d["worker"])
+
+
+def worker_kind(needs: tuple[str, ...]) -> str:
+    """A run that wants a GPU device goes to a GPU worker; everything else to a CPU one."""
+    return "gpu" if any(n in GPU_DEVICES for n in needs) else "cpu"
+
+
+def plan(issue: Issue) -> Plan:
+    repro = extract_repro(issue)
+    needs = detect_needs(repro.script) if repro.found else ()
+    return Plan(repro=repro, needs=needs, worker=worker_kind(needs))

@@ -390,7 +390,7 @@ def classify(
     sig = _crash_signal(run, run.stderr_tail)
     if sig is not None:
         return _crash(sig, run)
-    if run.signal == 9:
+    if run.signal == 9 or run.exit_code in (137, -9):
         return Classification(
             Outcome.RESOURCE_LIMIT,
             signature="killed by SIGKILL",
@@ -406,10 +406,15 @@ def classify(
         )
     if run.exit_code == 0:
         last = _last_line(run.stdout_tail)
+        evidence = [normalize_paths(last)] if last else []
+        detail = ""
+        caught = parse_last_error(run.stderr_tail) or parse_last_error(run.stdout_tail)
+        if caught is not None and caught.frames:
+            # The script printed a traceback it caught, and still exited normally.
+            detail = "The script exited normally, but printed an error it caught."
+            evidence.append(normalize_paths(caught.header))
         return Classification(
-            Outcome.PASSED,
-            signature="exit code 0",
-            evidence=(normalize_paths(last),) if last else (),
+            Outcome.PASSED, signature="exit code 0", detail=detail, evidence=tuple(evidence)
         )
     err = parse_last_error(run.stderr_tail) or parse_last_error(run.stdout_tail)
     if err is None:
@@ -544,6 +549,14 @@ def _classify_error(
         if err.message or len(err.lines) == 1
         else f"{err.header.rstrip()} {_first_nonempty(err.lines[1:])}".strip()
     )
+
+    if short == "MemoryError":
+        return Classification(
+            Outcome.RESOURCE_LIMIT,
+            signature=signature,
+            detail="memory: the script ran out of memory (MemoryError)",
+            evidence=ev,
+        )
 
     # 1. The device is absent on this worker (TVM or the driver says so).
     if _DEVICE_ABSENT_RE.search(text):

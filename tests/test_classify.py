@@ -429,6 +429,23 @@ def test_sandbox_results(run: RunResult, outcome: Outcome, sig: str) -> None:
     assert sig in cls.signature or sig in cls.detail
 
 
+def test_more_shapes() -> None:
+    tb = 'Traceback (most recent call last):\n  File "/w/repro.py", line 3, in <module>\n    f()\n'
+    mem = classify(_run(stderr_tail=tb + "MemoryError: Unable to allocate 64 GiB\n"))
+    assert mem.outcome == Outcome.RESOURCE_LIMIT and "memory" in mem.detail
+    assert classify(_run(exit_code=137, stderr_tail="Killed\n")).outcome == Outcome.RESOURCE_LIMIT
+    nvcc = classify(
+        _run(stderr_tail=tb + "FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'\n"),
+        needs=("cuda",),
+    )
+    assert nvcc.outcome == Outcome.NEEDS_GPU
+    caught = classify(
+        _run(exit_code=0, stdout_tail=tb + "tvm.error.InternalError: Check failed: x\ndone\n")
+    )
+    assert caught.outcome == Outcome.PASSED
+    assert "caught" in caught.detail and any("Check failed" in e for e in caught.evidence)
+
+
 def test_assert_on_device_existence_is_needs_gpu_only_without_a_gpu() -> None:
     run = _run(
         stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 2, in <module>\n'

@@ -299,9 +299,12 @@ def _reported_vs_observed(t: Triage) -> list[str]:
         f"| **Verdict** | `{t.verdict.value}`" + (f": {_cell(why)}" if why else "") + " |",
     ]
     if t.run is not None:
-        status = (
-            f"signal {t.run.signal}" if t.run.signal is not None else f"exit code {t.run.exit_code}"
-        )
+        if t.run.signal is not None:
+            status = f"signal {t.run.signal}"
+        elif t.run.exit_code is not None:
+            status = f"exit code {t.run.exit_code}"
+        else:
+            status = "stopped"
         extra = ", timed out" if t.run.timed_out else ""
         rows.append(
             f"| **Run** | {status}, {t.run.seconds:.1f} s{extra}"

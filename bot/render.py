@@ -272,6 +272,7 @@ def _outcome_word(outcome: Outcome) -> str:
         Outcome.TIMEOUT: "Stopped",
         Outcome.RESOURCE_LIMIT: "Limit",
         Outcome.CRASH: "Signal",
+        Outcome.WRONG_RESULT: "Failed check",
     }.get(outcome, "Error")
 
 

@@ -5,11 +5,15 @@ is only *parsed* with ``ast``). The order of search:
 
 1. the issue body, then each of the author's comments, one source at a time; in each source:
    a. code blocks (fenced or indented): scripts are told from tracebacks, logs, shell lines,
-      program output and IR dumps; ``>>>`` sessions are turned into scripts; a repro split over
-      several blocks is joined when a later block uses what an earlier one defines (and the text
-      does not present it as a working variant);
-   b. code pasted without fences (scraped reports, forum posts);
+      program output and IR dumps; ``>>>`` sessions are turned into scripts (up to the statement
+      whose output is an error); a repro split over several blocks is joined when a later block
+      uses what an earlier one defines (and the text does not present it as a working variant);
+      a TVMScript module printed by the reporter goes before the driver that uses it;
+   b. code pasted without fences (scraped reports, forum posts, ``<pre>`` HTML, ``>>>``
+      sessions), preferring code under "Steps to reproduce" over "Expected behavior";
    c. Python wrapped in shell: ``python -c "..."`` lines and ``$ python`` sessions;
+   A later comment of the author's that offers a smaller / minimal / updated repro replaces the
+   one found earlier.
 2. code blocks in other people's comments that say they reproduce the problem;
 3. a ``python -c`` one-liner in the title.
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import html
 import re
 import shlex
 import textwrap
@@ -209,7 +214,8 @@ def extract_repro(issue: Issue) -> Repro:
                 or _shell_in_prose(src, blocks)
             )
         if repro is not None:
-            return _with_args(repro, all_author_text)
+            later = _later_smaller_repro(sources[sources.index(src) + 1 :])
+            return _with_args(later or repro, all_author_text)
         _note(src, blocks, findings)
 
     for src in others:
@@ -225,6 +231,36 @@ def extract_repro(issue: Issue) -> Repro:
     if repro is not None:
         return repro
     return Repro(found=False, shape="none", reason=_reason(findings))
+
+
+_SMALLER_RE = re.compile(
+    r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified|updated|"
+    r"cleaner|self-contained|standalone|stand-alone|complete|full|new)\s+"
+    r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
+    r"case|mre|mwe)\b|"
+    r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"
+    r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b",
+    re.IGNORECASE,
+)
+
+
+def _later_smaller_repro(later: list[_Source]) -> Repro | None:
+    """The author's latest comment that offers a smaller / minimal / updated repro ("here is a
+    smaller repro:", "updated script") replaces the one found earlier."""
+    for src in reversed(later):
+        blocks = [b for b in _blocks(src) if not _is_quoted(src.text, b)]
+        repro = _from_blocks(src, blocks, _Findings())
+        if repro is None:
+            continue
+        first = next(b for b in blocks if b.label == repro.blocks[0])
+        intro = "\n".join(src.text.split("\n")[: first.start])
+        m = _SMALLER_RE.search(intro)
+        if _VARIANT_RE.search(_last_paragraph(first.prose)):
+            continue  # "the updated code works": a fix, not a repro
+        if m and not re.search(r"\babove\b|\bprevious\b|\bearlier\b|\boriginal\b",
+                               intro[m.start() : m.end() + 40], re.I):
+            return repro
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,6 +284,7 @@ def _normalise(text: str) -> str:
 
 
 _MD = MarkdownIt("commonmark")
+_PY_VERSIONED_RE = re.compile(r"^(python|py|ipython)[-_ ]?\d+(?:\.\d+)*$")
 
 
 def _blocks(src: _Source) -> list[_Block]:
@@ -265,6 +302,7 @@ def _blocks(src: _Source) -> list[_Block]:
             continue
         start, end = tok.map
         lang = tok.info.strip().split()[0].lower().strip("{}.") if tok.info.strip() else ""
+        lang = _PY_VERSIONED_RE.sub(r"\1", lang)  # python3.10, py3.9, python-3 -> python / py
         prose = "\n".join(lines[prev_end:start])
         blocks.append(
             _Block(
@@ -372,6 +410,37 @@ def _is_ir_dump(tree: ast.Module, code: str) -> bool:
     return bool(first.startswith("# from tvm.script import") or first.startswith("#[version"))
 
 
+_OUTPUT_PROSE_RE = re.compile(
+    r"\b(?:output|outputs|prints?|printed|print-?out|results?|gives?|got|returns?|shows?|"
+    r"displays?|log|stdout|stderr)\b\W*$",
+    re.IGNORECASE,
+)
+_REPR_CALLS = frozenset({"array", "tensor", "Tensor", "ndarray", "NDArray", "Shape", "ShapeTuple",
+                         "device", "dtype", "float32", "float16", "int32", "int64", "Object",
+                         "IntImm", "FloatImm", "Var", "Buffer", "PrimExpr", "tuple", "list"})
+
+
+def _is_printed_value(tree: ast.Module, prose: str) -> bool:
+    """A block of printed values (``array([1., 2.], dtype=float32)``) that happens to parse: no
+    imports, only expressions, and either introduced as output or made of repr-like calls."""
+    if _has_import(tree) or not all(isinstance(s, ast.Expr) for s in tree.body):
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    if any(_call_tail(c) == "print" for c in calls):
+        return False
+    if _OUTPUT_PROSE_RE.search(_last_paragraph(prose).strip()):
+        return True
+    top = [s.value for s in tree.body if isinstance(s, ast.Expr)]
+    return all(not isinstance(v, ast.Call) or _call_tail(v) in _REPR_CALLS for v in top)
+
+
+def _call_tail(call: ast.Call) -> str:
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return f.id if isinstance(f, ast.Name) else ""
+
+
 def _is_defs_only(tree: ast.Module) -> bool:
     body = [s for s in tree.body if not _is_docstring(s)]
     return bool(body) and not _has_import(tree) and all(
@@ -390,8 +459,11 @@ def _strip_prompts(lines: list[str]) -> str | None:
     out: list[str] = []
     in_code = False
     seen = False
+    failed = False  # an error was printed: later statements are side checks, not the repro
     for ln in lines:
         m = re.match(r"^(\s*)>>> ?(.*)$", ln) or re.match(r"^(\s*)>>>$", ln)
+        if (m or _IPY_IN_RE.match(ln)) and failed:
+            break
         if m:
             out.append(m.group(2) if m.lastindex and m.lastindex >= 2 else "")
             in_code = seen = True
@@ -411,9 +483,17 @@ def _strip_prompts(lines: list[str]) -> str | None:
                 out.append(ln[m.end():])
                 continue
         in_code = False  # printed output, a traceback, Out[n]: ...
+        failed = failed or _is_error_output(ln)
     if not seen:
         return None
     return "\n".join(out)
+
+
+def _is_error_output(line: str) -> bool:
+    return bool(
+        _TRACEBACK_RE.match(line) or _ERROR_LINE_RE.match(line)
+        or re.search(r"Traceback \(most recent call last\)|Check failed|Segmentation fault", line)
+    )
 
 
 def _has_prompts(lines: list[str]) -> bool:
@@ -491,6 +571,8 @@ def _classify_block(block: _Block) -> _Code | None:
     code, tree, interactive = got
     if not tree.body or _looks_like_error_message(tree, code):
         return None
+    if _is_printed_value(tree, block.prose):
+        return None
     if not block.fenced and not _has_import(tree):
         return None  # an indented piece of code pasted without fences: see _from_unfenced
     if _is_ir_dump(tree, code):
@@ -567,13 +649,29 @@ def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Rep
         return None
     chain = [primary]
     defs = _top_bindings(primary.tree)
-    # Definitions-only blocks just before the driver that uses them.
+    # Definitions (a function, a TVMScript module printed by the reporter) in other blocks that
+    # the driver uses go before it: those above it, then those the text shows after it.
+    used: set[int] = set()
     for c in reversed([c for c in codes if c.block.start < primary.block.start]):
-        if c.kind == "defs" and _depends(primary, _top_bindings(c.tree)):
-            chain.insert(0, c)
+        if c.kind in ("defs", "ir") and _depends(primary, _top_bindings(c.tree)):
+            chain.insert(0, _as_definitions(c))
             defs |= _top_bindings(c.tree)
+            used.add(id(c))
+    at = chain.index(primary)
+    for c in codes:
+        if c.block.start <= primary.block.start or c.kind not in ("defs", "ir"):
+            continue
+        if _VARIANT_RE.search(_last_paragraph(c.block.prose)):
+            continue
+        if _depends(primary, _top_bindings(c.tree) - defs):
+            chain.insert(at, _as_definitions(c))
+            at += 1
+            defs |= _top_bindings(c.tree)
+            used.add(id(c))
     for c in codes:
         if c.block.start <= primary.block.start or c.kind not in ("script", "defs"):
+            continue
+        if id(c) in used:
             continue
         if _VARIANT_RE.search(_last_paragraph(c.block.prose)):
             continue
@@ -582,6 +680,22 @@ def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Rep
             defs |= _top_bindings(c.tree)
     n_scripts = len(scripts) + sum(1 for c in chain if c.kind == "defs")
     return _finish(src, chain, n_scripts=n_scripts, findings=findings)
+
+
+_IR_HEADER_RE = re.compile(r"^(\s*)#\s*((?:from tvm\.script import \w+ as \w+|import tvm)\s*)$",
+                           re.M)
+
+
+def _as_definitions(c: _Code) -> _Code:
+    """A TVMScript dump as printed (``# from tvm.script import tir as T`` header) made runnable:
+    its header imports uncommented."""
+    if c.kind != "ir":
+        return c
+    code = _IR_HEADER_RE.sub(r"\1\2", c.code)
+    tree = _parse(code)
+    if tree is None:
+        return c
+    return _Code(c.block, code, tree, "defs", c.interactive)
 
 
 def _pick_primary(scripts: list[_Code]) -> _Code | None:
@@ -650,7 +764,7 @@ def _sentence_around(text: str, start: int, end: int) -> str:
 
 
 def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> Repro | None:
-    lines = src.text.split("\n")
+    lines = [_unhtml(ln) for ln in src.text.split("\n")]
     # Fenced blocks are not prose: blank them out with a line that never parses.
     for b in (b for b in blocks if b.fenced):
         for k in range(b.start, min(b.end, len(lines))):
@@ -691,6 +805,19 @@ def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> R
     if whole is None or _has_placeholder(whole):
         return None
     return Repro(found=True, script=script, blocks=(f"{src.name}:unfenced",), shape="unfenced")
+
+
+_HTML_ENTITY_RE = re.compile(r"&(?:quot|lt|gt|amp|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
+_PRE_OPEN_RE = re.compile(r"^(\s*)(?:<(?:pre|code)\b[^>]*>)+", re.I)
+_PRE_CLOSE_RE = re.compile(r"(?:</(?:code|pre)>)+\s*$", re.I)
+
+
+def _unhtml(line: str) -> str:
+    """Code pasted in ``<pre><code>`` HTML: tags off, ``&quot;`` and friends decoded."""
+    line = _PRE_CLOSE_RE.sub("", _PRE_OPEN_RE.sub(r"\1", line))
+    if "&" in line and _HTML_ENTITY_RE.search(line):
+        line = html.unescape(line)
+    return line
 
 
 _REPRO_SECTION_RE = re.compile(
@@ -759,10 +886,7 @@ def _unfenced_session(lines: list[str]) -> tuple[int, str] | None:
                 break
             continue
         # Printed output (or prose after the session).
-        if _TRACEBACK_RE.match(ln) or _ERROR_LINE_RE.match(ln) or _OUTPUT_LINE_RE.match(ln) or (
-            "Check failed" in ln or "Segmentation fault" in ln
-        ):
-            failed = True
+        failed = failed or _is_error_output(ln)
         in_output = True
     stmts.extend(pending)
     code = _dedent("\n".join(stmts).translate(_SMART))

@@ -944,3 +944,194 @@ def test_unfenced_section_heading_is_not_kept_as_a_comment() -> None:
     """
     assert_script(extract_repro(issue(body)),
                   'import tvm\nprint(tvm.tir.Var("x", "int32") // 0)\n')
+
+
+# ----------------------------------------------------------------------------- more real shapes
+
+TVMSCRIPT = """\
+# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.float32(0)
+"""
+DRIVER = "import tvm\nlib = tvm.compile(Module, target=\"llvm\")\n"
+
+
+def test_printed_output_block_tagged_python_is_not_a_second_script() -> None:
+    body = (f"{F}python\n{SCRIPT}{F}\nOutput:\n"
+            f"{F}python\narray([[1., 2., 3.]], dtype=float32)\n{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert r.blocks == ("body#0",)
+    assert r.shape == "fenced"
+
+
+def test_printed_reprs_without_an_intro_are_not_a_script() -> None:
+    body = f"{F}python\n{SCRIPT}{F}\n\n{F}python\ntensor([1., 2.])\nR.Tensor((2, 3), dtype='float32')\n{F}\n"
+    r = extract_repro(issue(body))
+    assert r.shape == "fenced" and r.blocks == ("body#0",)
+
+
+def test_script_inside_details_html_block() -> None:
+    body = f"It crashes.\n\n<details>\n<summary>repro.py</summary>\n\n{F}python\n{SCRIPT}{F}\n</details>\n"
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert r.shape == "fenced"
+
+
+def test_script_inside_details_without_fences() -> None:
+    body = f"It crashes.\n<details><summary>repro.py</summary>\n{SCRIPT}</details>\n\nThanks\n"
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert r.shape == "unfenced"
+
+
+def test_script_in_pre_html_with_entities() -> None:
+    body = "It fails:\n<pre><code>import tvm\nx = tvm.tir.Var(&quot;x&quot;, &quot;int32&quot;)\n" \
+           "print(x &lt; 0)\n</code></pre>\n"
+    assert_script(extract_repro(issue(body)),
+                  'import tvm\nx = tvm.tir.Var("x", "int32")\nprint(x < 0)\n')
+
+
+def test_printed_tvmscript_then_a_driver_that_uses_it() -> None:
+    body = f"The module:\n\n{F}python\n{TVMSCRIPT}{F}\n\nand the driver:\n\n{F}python\n{DRIVER}{F}\n"
+    r = extract_repro(issue(body))
+    assert r.found and r.shape == "multi-block"
+    assert r.blocks == ("body#0", "body#1")
+    got = lines(r.script)
+    assert got[:2] == ["from tvm.script import ir as I", "from tvm.script import tir as T"]
+    assert got[-1] == 'lib = tvm.compile(Module, target="llvm")'
+    ast.parse(r.script)
+
+
+def test_driver_then_the_tvmscript_it_uses_goes_first() -> None:
+    body = f"Running\n\n{F}python\n{DRIVER}{F}\n\non this module\n\n{F}python\n{TVMSCRIPT}{F}\n"
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#1", "body#0")
+    assert lines(r.script)[0] == "from tvm.script import ir as I"
+    assert lines(r.script)[-1] == 'lib = tvm.compile(Module, target="llvm")'
+
+
+def test_printed_tvmscript_output_after_the_script_is_not_joined() -> None:
+    body = f"{F}python\n{SCRIPT}{F}\n\nprints\n\n{F}python\n{TVMSCRIPT}{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert r.shape == "fenced"
+
+
+@pytest.mark.parametrize("indent", ["   ", "    "])
+def test_script_in_a_numbered_list_item(indent: str) -> None:
+    code = "import tvm\nx = tvm.tir.Var('x', 'int32')\nprint(x // 0)\n"
+    item = textwrap.indent(f"{F}python\n{code}{F}\n", indent)
+    body = f"Steps:\n\n1. Save this as `repro.py`:\n\n{item}\n2. Run `python repro.py`\n"
+    r = extract_repro(issue(body))
+    assert_script(r, code)
+    assert r.shape == "fenced"
+    assert r.args == ()
+
+
+def test_crlf_line_endings_everywhere() -> None:
+    body = f"Repro:\r\n\r\n{F}python\r\n" + SCRIPT.replace("\n", "\r\n") + f"{F}\r\n\r\nIt fails.\r\n"
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert "\r" not in r.script
+
+
+def test_crlf_unfenced_session() -> None:
+    body = "Then:\r\n\r\n>>> import tvm\r\n>>> tvm.relax.op.nope\r\nAttributeError: no\r\n"
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\ntvm.relax.op.nope\n")
+    assert r.shape == "interactive"
+
+
+def test_tab_indented_script() -> None:
+    body = f"{F}python\nimport tvm\ndef f(n):\n\tif n:\n\t\treturn tvm.tir.const(n)\n\treturn None\nprint(f(3))\n{F}\n"
+    r = extract_repro(issue(body))
+    assert r.found
+    assert "return tvm.tir.const(n)" in r.script
+    ast.parse(r.script)
+
+
+@pytest.mark.parametrize("tag", ["Python", "PYTHON", "Python3", "py3", "python3.10", "py3.9",
+                                 "python-3", 'python title="repro.py"', "{.python}", "ipython3"])
+def test_fence_language_variants(tag: str) -> None:
+    r = extract_repro(issue(f"{F}{tag}\n{SCRIPT}{F}\n"))
+    assert_script(r, SCRIPT)
+    assert r.shape == "fenced"
+
+
+def test_authors_later_smaller_repro_wins() -> None:
+    small = "import tvm\nprint(tvm.tir.Var('x', 'int32') // 0)\n"
+    i = issue(f"{F}python\n{SCRIPT}y = 1\nprint(y)\n{F}\n",
+              ("bob", "Can you reduce it?"),
+              ("alice", f"Sure, here is a smaller repro:\n\n{F}python\n{small}{F}\n"))
+    r = extract_repro(i)
+    assert_script(r, small)
+    assert r.blocks == ("comment2#0",)
+
+
+@pytest.mark.parametrize("intro", [
+    "The minimal repro above still fails on main; with this patch:",  # refers back
+    "Here is the updated code, which works now:",  # a fix, not a repro
+    "Another thing I tried:",  # no claim of a better repro
+])
+def test_later_comments_that_do_not_offer_a_better_repro_do_not_win(intro: str) -> None:
+    i = issue(f"{F}python\n{SCRIPT}{F}\n",
+              ("alice", f"{intro}\n\n{F}python\nimport tvm\nprint(2)\n{F}\n"))
+    r = extract_repro(i)
+    assert_script(r, SCRIPT)
+    assert r.blocks == ("body#0",)
+
+
+def test_smaller_repro_from_someone_else_does_not_replace_the_authors() -> None:
+    i = issue(f"{F}python\n{SCRIPT}{F}\n",
+              ("bob", f"Smaller repro:\n\n{F}python\nimport tvm\nprint(3)\n{F}\n"))
+    assert extract_repro(i).blocks == ("body#0",)
+
+
+def test_script_shown_first_then_pip_install_and_run_steps() -> None:
+    body = (f"`test.py`:\n{F}python\n{SCRIPT}{F}\nThen:\n"
+            f"{F}bash\npip install apache-tvm onnx\npython test.py\n{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert r.blocks == ("body#0",) and r.args == ()
+
+
+def test_fenced_session_drops_side_checks_after_the_error() -> None:
+    body = f"""\
+    {F}pycon
+    >>> import tvm
+    >>> tvm.relax.transform.Nope()
+    Traceback (most recent call last):
+      File "<stdin>", line 1, in <module>
+    AttributeError: module has no attribute 'Nope'
+    >>> import numpy
+    >>> numpy.__version__
+    '1.26.4'
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\ntvm.relax.transform.Nope()\n")
+    assert r.shape == "interactive"
+
+
+def test_unfenced_notebook_cell_keeps_the_displayed_name() -> None:
+    body = """\
+    To reproduce
+
+    import tvm
+    from tvm import relax
+    bb = relax.BlockBuilder()
+    mod = bb.get()
+    mod
+
+    Result
+    """
+    r = extract_repro(issue(body))
+    assert lines(r.script)[-1] == "mod"
+    assert "Result" not in r.script

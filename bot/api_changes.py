@@ -67,7 +67,7 @@ def parse_table(text: str) -> tuple[ApiChange, ...]:
 @functools.cache
 def table() -> tuple[ApiChange, ...]:
     """The packaged table, read once."""
-    text = resources.files("bot").joinpath("data", DATA_FILE).read_text(encoding="utf-8")
+    text = resources.files("bot").joinpath("data").joinpath(DATA_FILE).read_text(encoding="utf-8")
     return parse_table(text)
 
 

@@ -571,8 +571,6 @@ def _classify_block(block: _Block) -> _Code | None:
     code, tree, interactive = got
     if not tree.body or _looks_like_error_message(tree, code):
         return None
-    if _is_printed_value(tree, block.prose):
-        return None
     if not block.fenced and not _has_import(tree):
         return None  # an indented piece of code pasted without fences: see _from_unfenced
     if _is_ir_dump(tree, code):
@@ -637,8 +635,11 @@ def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Rep
     codes: list[_Code] = []
     for b in blocks:
         c = _classify_block(b)
-        if c is not None:
-            codes.append(c)
+        if c is None:
+            continue
+        if any(x.kind == "script" for x in codes) and _is_printed_value(c.tree, b.prose):
+            continue  # what the script above printed
+        codes.append(c)
     scripts = [c for c in codes if c.kind == "script"]
     primary = _pick_primary(scripts)
     if primary is None:
@@ -707,7 +708,14 @@ def _pick_primary(scripts: list[_Code]) -> _Code | None:
         c for c in scripts[1:] if not _VARIANT_RE.search(_last_paragraph(c.block.prose))
     ]
     # A block with imports is a script; one without may be printed output that parses.
-    scripts = sorted(scripts, key=lambda c: (not _has_import(c.tree), c.block.start))
+    # Code under "Expected/Actual behavior" (a quoted line, the output) comes after code
+    # elsewhere, e.g. under "Steps to reproduce".
+    elsewhere = any(not _RESULT_SECTION_RE.match(c.block.section) for c in scripts)
+    scripts = sorted(scripts, key=lambda c: (
+        elsewhere and bool(_RESULT_SECTION_RE.match(c.block.section)),
+        not _has_import(c.tree),
+        c.block.start,
+    ))
     for c in scripts:
         if _ENV_SECTION_RE.match(c.block.section) and len(c.tree.body) <= 3:
             continue  # a version print under "Environment"

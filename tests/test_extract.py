@@ -1135,3 +1135,31 @@ def test_unfenced_notebook_cell_keeps_the_displayed_name() -> None:
     r = extract_repro(issue(body))
     assert lines(r.script)[-1] == "mod"
     assert "Result" not in r.script
+
+
+def test_a_lone_call_after_output_words_is_still_the_script() -> None:
+    body = f"This code produces the wrong output:\n\n{F}python\ntvm.build(mod)\n{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, "tvm.build(mod)\n")
+
+
+def test_fenced_steps_to_reproduce_beat_a_snippet_under_expected_behavior() -> None:
+    body = f"""\
+### Expected behavior
+
+{F}python
+import tvm
+mod = tvm.relax.frontend.onnx.from_onnx(model)
+{F}
+should work.
+
+### Steps to reproduce
+
+{F}python
+n = tvm.tir.Var("n", "int64")
+mod = tvm.relax.frontend.onnx.from_onnx(model, shape_dict={{"x": [n]}})
+{F}
+"""
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#1",)
+    assert lines(r.script)[0] == 'n = tvm.tir.Var("n", "int64")'

@@ -5,8 +5,7 @@
 - ``fake_github``: the project's fake GitHub REST server (tests/fake_github.py), a bot token and
   one repository.
 - ``service``: a config file + environment pointing at those, and helpers to start real
-  processes: ``service.worker(...)`` (``python -m tasks.app``, the same code as ``reprobot
-  worker``) and ``service.receiver()`` (``reprobot serve`` under uvicorn); each is stopped at
+  processes: ``service.worker(...)`` (``reprobot worker``) and ``service.receiver()`` (``reprobot serve`` under uvicorn); each is stopped at
   the end (and can be SIGKILLed with its whole process group).
 - ``sign`` / ``post_webhook``: signed webhook deliveries.
 """
@@ -223,8 +222,13 @@ class Service:
 
     @property
     def config_path(self) -> Path:
-        path = self.tmp / "reprobot.yml"
+        return self.config_file()
+
+    def config_file(self, visibility_timeout: int | None = None) -> Path:
+        name = f"reprobot-vt{visibility_timeout}.yml" if visibility_timeout else "reprobot.yml"
+        path = self.tmp / name
         if not path.exists():
+            vt = f"  visibility_timeout_s: {visibility_timeout}\n" if visibility_timeout else ""
             path.write_text(
                 "sandbox:\n"
                 "  backend: bwrap\n"
@@ -236,6 +240,7 @@ class Service:
                 f"  key_prefix: '{KEY_PREFIX}'\n"
                 f"  retest_cooldown_s: {self.cooldown_s}\n"
                 f"  bot_login: {BOT_LOGIN}\n"
+                f"{vt}"
                 "filters:\n"
                 f"  repositories: [{REPO}]\n"
             )
@@ -281,11 +286,12 @@ class Service:
 
     def worker(self, queues: str = "triage,cpu", *, concurrency: int = 2,
                visibility_timeout: int | None = None, github: bool = True) -> Proc:
-        argv = [sys.executable, "-m", "tasks.app", "--queues", queues,
+        # The real console command, as an operator starts it.
+        argv = [sys.executable, "-m", "bot.cli", "worker", "--queues", queues,
                 "--concurrency", str(concurrency)]
-        if visibility_timeout:
-            argv += ["--visibility-timeout", str(visibility_timeout)]
-        proc = self._start(f"worker-{queues.replace(',', '-')}", argv, self.env(github=github))
+        env = self.env(github=github)
+        env["REPROBOT_CONFIG"] = str(self.config_file(visibility_timeout))
+        proc = self._start(f"worker-{queues.replace(',', '-')}", argv, env)
         proc.wait_for(" ready.", 120)
         return proc
 

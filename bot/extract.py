@@ -44,6 +44,15 @@ PLAIN_TAGS = frozenset({"", "text", "txt", "plain", "plaintext", "none", "code",
 SHELL_TAGS = frozenset({"sh", "bash", "shell", "console", "shell-session", "zsh", "cmd", "bat",
                         "powershell", "ps", "ps1", "terminal", "fish"})
 
+# C, C++ and CUDA: code the bot cannot run (it runs Python).
+NATIVE_TAGS = frozenset({"c", "cpp", "c++", "cc", "cxx", "h", "hpp", "cuda", "cu", "objc",
+                         "objective-c"})
+_NATIVE_LINE_RE = re.compile(
+    r"^\s*(?:#include\s*[<\"]|using namespace\s|namespace\s+\w+\s*\{|template\s*<|"
+    r"(?:int|void|static|auto)\s+\w+\s*\([^)]*\)\s*\{?\s*$|std::|TVM_REGISTER_GLOBAL\b|"
+    r"__global__\s)"
+)
+
 MAX_UNFENCED_LINES = 5000
 MAX_UNFENCED_RUNS = 20
 MAX_UNFENCED_PARSES = 5000
@@ -96,7 +105,7 @@ _PY_FILE_RE = re.compile(
 _PYTEST_RE = re.compile(r"(?:^|[\s`$>])(?:python\d?\s+-m\s+)?pytest\b([^\n`]*)")
 _TEST_FILE_RE = re.compile(r"(?:^|[/\\])(?:test_[\w-]*|[\w-]*_test)\.py$")
 _ATTACH_RE = re.compile(
-    r"\[([^\]\n]+)\]\((https?://[^)\s]*(?:user-attachments|/files/|/assets/)[^)\s]*|"
+    r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]*(?:user-attachments|/files/|/assets/)[^)\s]*|"
     r"https?://[^)\s]+\.(?:zip|tar|gz|tgz|7z|rar|py|ipynb|onnx|pt|pth|pb|tflite|txt|log|json|so))\)"
 )
 _TEMPLATE_RE = re.compile(
@@ -182,6 +191,8 @@ class _Findings:
     incomplete: str = ""
     placeholder: bool = False
     other_code: bool = False
+    printed_output: bool = False  # a block of printed values was seen (and is not a script)
+    native: str = ""  # the tag of a C/C++/CUDA block ("cpp"), the only code in the issue
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,7 +226,7 @@ def extract_repro(issue: Issue) -> Repro:
             )
         if repro is not None:
             later = _later_smaller_repro(sources[sources.index(src) + 1 :])
-            return _with_args(later or repro, all_author_text)
+            return _with_file_note(_with_args(later or repro, all_author_text))
         _note(src, blocks, findings)
 
     for src in others:
@@ -224,7 +235,7 @@ def extract_repro(issue: Issue) -> Repro:
         blocks = [b for b in _blocks(src) if not _is_quoted(src.text, b)]
         repro = _from_blocks(src, blocks, _Findings())
         if repro is not None:
-            return repro
+            return _with_file_note(repro)
 
     title = _Source("title", _normalise(issue.title), True)
     repro = _shell_dash_c(title.text, "title")
@@ -244,6 +255,13 @@ _SMALLER_RE = re.compile(
 )
 
 
+_FIX_RE = re.compile(
+    r"\b(?:fix|fixed|fixes|patch|patched|after (?:applying|changing|adding|removing)|"
+    r"with (?:the|this|my) (?:change|changes|modification)|resolved?|solved?)\b",
+    re.IGNORECASE,
+)
+
+
 def _later_smaller_repro(later: list[_Source]) -> Repro | None:
     """The author's latest comment that offers a smaller / minimal / updated repro ("here is a
     smaller repro:", "updated script") replaces the one found earlier."""
@@ -255,8 +273,10 @@ def _later_smaller_repro(later: list[_Source]) -> Repro | None:
         first = next(b for b in blocks if b.label == repro.blocks[0])
         intro = "\n".join(src.text.split("\n")[: first.start])
         m = _SMALLER_RE.search(intro)
-        if _VARIANT_RE.search(_last_paragraph(first.prose)):
-            continue  # "the updated code works": a fix, not a repro
+        if _VARIANT_RE.search(_last_paragraph(first.prose)) or _FIX_RE.search(
+            _last_paragraph(first.prose)
+        ):
+            continue  # "the updated code works", "with the fix applied": a fix, not a repro
         if m and not re.search(r"\babove\b|\bprevious\b|\bearlier\b|\boriginal\b",
                                intro[m.start() : m.end() + 40], re.I):
             return repro
@@ -432,6 +452,111 @@ def _is_printed_value(tree: ast.Module, prose: str) -> bool:
         return True
     top = [s.value for s in tree.body if isinstance(s, ast.Expr)]
     return all(not isinstance(v, ast.Call) or _call_tail(v) in _REPR_CALLS for v in top)
+
+
+_MORE_REPR_CALLS = frozenset({"cpu", "cuda", "gpu", "rocm", "vulkan", "metal", "opencl",
+                              "float64", "bfloat16", "int8", "int16", "uint8", "uint16", "uint32",
+                              "uint64", "bool", "bool_", "complex64", "DataType", "Parameter",
+                              "StringImm", "Range", "IterVar", "Call", "Op", "GlobalVar", "Array",
+                              "Map", "String", "Module", "TensorType", "TensorStructInfo",
+                              "ShapeStructInfo", "PrimValue", "Constant", "Tuple", "masked_array",
+                              "matrix", "Series", "DataFrame", "OrderedDict", "defaultdict",
+                              "namedtuple", "Size", "finfo", "iinfo"})
+# Printed TVMScript expressions and structure info: ``T.max(a, b)``, ``R.Tensor((2,), "f32")``.
+_PRINTED_PREFIXES = frozenset({"T", "R", "I"})
+_OUTPUT_LABEL_RE = re.compile(r"^\W*[\w .()/+-]{1,40}:\W*$")
+_NOT_OUTPUT_LABEL_RE = re.compile(
+    r"\b(?:code|script|repro\w*|example|snippet|steps?|test\w*|program|source|minimal|"
+    r"python|run|running|usage|input|model|following|this|here)\b",
+    re.IGNORECASE,
+)
+_OUTPUT_SECTION_RE = re.compile(
+    r"^\W*(?:(?:expected|actual|observed|current|wrong|incorrect|correct)\s+"
+    r"(?:behaviou?r|results?|outputs?|values?)|outputs?|results?|logs?|stdout|what happens)\b",
+    re.IGNORECASE,
+)
+
+
+def _is_printed_output(code: _Code) -> bool:
+    """A block of printed values, wherever it stands (``[array([1., nan], dtype=float32)]``,
+    ``tensor([1, 2])``, ``T.max(a, b)``): it parses, but it is a program's output, not a program.
+
+    Only bare expressions (no import, assignment, def, loop, ``print``), and either every one
+    is a value (literals, containers, calls to repr-like names with value arguments), or the text
+    introduces the block as output ("Output:", "TVM:", a section "Actual behavior") and no
+    expression calls a method or a module function (``tvm.build(mod)`` is code)."""
+    tree = code.tree
+    if code.interactive or code.kind != "script" or _has_import(tree) or not tree.body:
+        return False
+    if not all(isinstance(s, ast.Expr) for s in tree.body):
+        return False
+    values = [s.value for s in tree.body if isinstance(s, ast.Expr)]
+    if all(_value_like(v) for v in values):
+        return True
+    if not _introduced_as_output(code.block):
+        return False
+    calls = [n for v in values for n in ast.walk(v) if isinstance(n, ast.Call)]
+    # ``Result(value=3)``: the repr of an object; ``run_model()`` is a call.
+    return all(
+        _value_like(c) or (isinstance(c.func, ast.Name) and c.func.id[:1].isupper()
+                           and all(_value_like(a) for a in c.args)
+                           and all(_value_like(k.value) for k in c.keywords))
+        for c in calls
+    )
+
+
+def _introduced_as_output(block: _Block) -> bool:
+    para = _last_paragraph(block.prose).strip()
+    last = para.split("\n")[-1].strip() if para else ""
+    if _OUTPUT_PROSE_RE.search(para):
+        return True
+    if last and _OUTPUT_LABEL_RE.match(last) and not _NOT_OUTPUT_LABEL_RE.search(last):
+        return True  # "ONNXRuntime:", "TVM:", "Output:", "On GPU:"
+    return not para and bool(_OUTPUT_SECTION_RE.match(block.section))
+
+
+def _value_like(node: ast.expr, depth: int = 0) -> bool:
+    """A printed value: literals, containers, names (``nan``, ``float32``), dotted names, signs
+    and arithmetic of values, and calls to repr-like names whose arguments are values."""
+    if depth > 60:
+        return False
+    d = depth + 1
+    if isinstance(node, ast.Constant | ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _value_like(node.value, d)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_value_like(e, d) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or _value_like(k, d) for k in node.keys) and all(
+            _value_like(v, d) for v in node.values
+        )
+    if isinstance(node, ast.UnaryOp):
+        return _value_like(node.operand, d)
+    if isinstance(node, ast.BinOp):
+        return _value_like(node.left, d) and _value_like(node.right, d)
+    if isinstance(node, ast.BoolOp):
+        return all(_value_like(v, d) for v in node.values)
+    if isinstance(node, ast.Compare):
+        return _value_like(node.left, d) and all(_value_like(c, d) for c in node.comparators)
+    if isinstance(node, ast.Starred):
+        return _value_like(node.value, d)
+    if isinstance(node, ast.Call):
+        f = node.func
+        root = f
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        repr_like = _call_tail(node) in _REPR_CALLS | _MORE_REPR_CALLS or (
+            isinstance(f, ast.Attribute) and isinstance(root, ast.Name)
+            and root.id in _PRINTED_PREFIXES
+        )
+        return (
+            repr_like
+            and isinstance(root, ast.Name)
+            and all(_value_like(a, d) for a in node.args)
+            and all(_value_like(k.value, d) for k in node.keywords)
+        )
+    return False
 
 
 def _call_tail(call: ast.Call) -> str:
@@ -636,6 +761,9 @@ def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Rep
     for b in blocks:
         c = _classify_block(b)
         if c is None:
+            continue
+        if _is_printed_output(c):
+            findings.printed_output = True
             continue
         if any(x.kind == "script" for x in codes) and _is_printed_value(c.tree, b.prose):
             continue  # what the script above printed
@@ -1155,6 +1283,78 @@ def _shell_session(text: str, label: str) -> Repro | None:
 
 
 # --------------------------------------------------------------------------------------------
+# Local files the script reads
+
+# Calls that read a file named by their first argument.
+_READ_CALLS = frozenset({"load", "load_model", "open", "fromfile", "loadtxt", "genfromtxt",
+                         "read_csv", "imread", "load_module", "load_param_dict", "from_file",
+                         "parse_from_file", "ParseFromString", "load_json", "read", "Interpreter",
+                         "load_checkpoint", "load_state_dict_from_file", "load_library",
+                         "load_weights", "safe_open", "load_file", "read_text", "read_bytes",
+                         "TFLiteModel", "GetRootAsModel"})
+# Calls that write one (a file the script makes itself is not missing).
+_WRITE_CALLS = frozenset({"save", "save_model", "export", "dump", "savez", "savez_compressed",
+                          "tofile", "savetxt", "export_library", "write", "write_text",
+                          "write_bytes", "save_json", "to_csv", "imwrite", "save_param_dict",
+                          "save_weights", "save_pretrained"})
+_FILE_ARG_RE = re.compile(r"^[\w./\\~-]*[\w-]\.(?:onnx|pt|pth|pb|pbtxt|tflite|h5|keras|npy|npz|"
+                          r"txt|json|params|so|tar|bin|pkl|pickle|csv|jpg|jpeg|png|mlir|ll|"
+                          r"bc|ckpt|safetensors|caffemodel|prototxt|mar|engine|tmp)$", re.I)
+
+
+def _missing_files(script: str) -> list[str]:
+    """Local files the script reads (``onnx.load("model.onnx")``, ``np.load("x.npy")``) that it
+    does not write itself and that are not downloaded by it."""
+    tree = _parse(script)
+    if tree is None:
+        return []
+    read: list[str] = []
+    written: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        tail = _call_tail(node)
+        literals = [a.value for a in (*node.args, *(k.value for k in node.keywords))
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if tail == "open" and any(m in lit for lit in literals[1:2] for m in "wax"):
+            written.update(literals[:1])
+            continue
+        if tail in _WRITE_CALLS or tail.startswith(("save", "export", "write", "download")):
+            written.update(literals)
+            continue
+        if tail in _READ_CALLS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                path = first.value.strip()
+                if _FILE_ARG_RE.match(path) and path not in read:
+                    read.append(path)
+    return [p for p in read if p not in written]
+
+
+def _with_file_note(repro: Repro) -> Repro:
+    """Note in ``Repro.reason`` the local files the script reads but the issue does not hold
+    (the script is still the repro; running it will likely stop at the missing file)."""
+    if not repro.found or repro.reason:
+        return repro
+    missing = _missing_files(repro.script)
+    if not missing:
+        return repro
+    names = ", ".join(f"`{m}`" for m in missing[:3])
+    return Repro(
+        found=True,
+        script=repro.script,
+        blocks=repro.blocks,
+        args=repro.args,
+        shape=repro.shape,
+        reason=(
+            f"The script reads {names}, which {'is' if len(missing) == 1 else 'are'} not in the "
+            "issue; the run will likely stop there. Attaching the file, or building it in the "
+            "script, lets the bot get further."
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
 # Arguments the author says to use
 
 
@@ -1167,7 +1367,9 @@ def _with_args(repro: Repro, text: str) -> Repro:
         if _TEST_FILE_RE.search(fname) or "setup.py" in fname:
             continue
         in_code = _in_code_context(text, m.start(), m.end())
-        args = _args_from_tail(m.group(3), strict=not in_code)
+        line = text[text.rfind("\n", 0, m.start()) + 1 : m.start() + 1]
+        args = _args_from_tail(m.group(3), strict=not in_code,
+                               prompt=bool(_PROMPT_LINE_RE.match(line)))
         return Repro(
             found=repro.found,
             script=repro.script,
@@ -1179,6 +1381,9 @@ def _with_args(repro: Repro, text: str) -> Repro:
     return repro
 
 
+_PROMPT_LINE_RE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|PS [^>]*>|[A-Za-z]:\\[^>]*>)")
+
+
 def _in_code_context(text: str, start: int, end: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     line = text[line_start : text.find("\n", end) if text.find("\n", end) != -1 else len(text)]
@@ -1186,11 +1391,13 @@ def _in_code_context(text: str, start: int, end: int) -> bool:
         return True
     stripped = line.lstrip()
     return stripped.startswith(("$", "python", "py ", "#", ">", "(")) or bool(
-        re.match(r"^\s*\S+@\S+[$#]", line)
+        re.match(r"^\s*(?:\S+@\S+[$#]|PS [^>]*>|[A-Za-z]:\\[^>]*>)", line)
     )
 
 
-def _args_from_tail(tail: str, *, strict: bool) -> list[str]:
+def _args_from_tail(tail: str, *, strict: bool, prompt: bool = False) -> list[str]:
+    """The arguments after ``python repro.py``; ``prompt``: the line is a shell command after a
+    prompt (``$ ``, ``PS C:\\> ``), so plain words are arguments too."""
     tail = re.split(r"[`#|;&]|\s2?>", tail, maxsplit=1)[0]
     try:
         lexer = shlex.shlex(tail, posix=True)
@@ -1208,6 +1415,7 @@ def _args_from_tail(tail: str, *, strict: bool) -> list[str]:
         simple = re.match(r"^[\w./:=,+@-]+$", tok) and not re.search(r"[.,:]$", tok)
         looks_like_value = bool(simple) and (
             bool(re.search(r"\.\w+$|^\d|[/=]", tok)) or (prev_flag and not strict)
+            or prompt
         )
         if looks_like_value:
             args.append(tok)
@@ -1246,6 +1454,18 @@ def _note(src: _Source, blocks: list[_Block], findings: _Findings) -> None:
         findings.template = True
     if any(b.lang and b.lang not in PY_TAGS | PLAIN_TAGS | SHELL_TAGS for b in blocks):
         findings.other_code = True
+    for b in blocks:
+        if not findings.native and (
+            b.lang in NATIVE_TAGS or (b.lang in PLAIN_TAGS and _looks_native(b.text))
+        ):
+            findings.native = b.lang or "C++"
+
+
+def _looks_native(text: str) -> bool:
+    """C/C++ pasted in an untagged block: ``#include <...>``, ``int main() {``, ``std::``."""
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    hits = sum(1 for ln in lines if _NATIVE_LINE_RE.match(ln))
+    return hits >= 2 or (hits == 1 and any(ln.rstrip().endswith(";") for ln in lines))
 
 
 def _reason(f: _Findings) -> str:
@@ -1275,6 +1495,13 @@ def _reason(f: _Findings) -> str:
             f"The issue runs `{f.file_commands[0]}`, but that file's contents are not in the "
             "issue. " + _ASK
         )
+    if f.native:
+        tag = f"a ```{f.native} block" if f.native != "C++" else "C++"
+        return (
+            f"The code in the issue is native code ({tag}), and the bot runs Python scripts "
+            "only, so it cannot build or rerun it. If the problem also shows through TVM's Python "
+            "API, a script would let the bot check it. " + _ASK
+        )
     if f.template:
         return (
             "The issue still holds the issue template's placeholder text and no code, so there "
@@ -1283,5 +1510,10 @@ def _reason(f: _Findings) -> str:
     if f.error_output:
         return (
             "The issue shows the error output, but not the code that produced it. " + _ASK
+        )
+    if f.printed_output:
+        return (
+            "The code blocks in the issue hold printed results (values such as `array(...)`), "
+            "not the code that produced them. " + _ASK
         )
     return "No Python code that reproduces the problem was found in the issue. " + _ASK

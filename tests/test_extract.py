@@ -1163,3 +1163,282 @@ mod = tvm.relax.frontend.onnx.from_onnx(model, shape_dict={{"x": [n]}})
     r = extract_repro(issue(body))
     assert r.blocks == ("body#1",)
     assert lines(r.script)[0] == 'n = tvm.tir.Var("n", "int64")'
+
+
+# ----------------------------------------------------------------------------- printed output only
+
+
+@pytest.mark.parametrize("tag,intro,printed", [
+    # a list of numpy arrays, with no intro at all
+    ("", "", "[array([[ 1.5 ,  2.  , -0.25]], dtype=float32)]"),
+    # the same under a short label line
+    ("", "Runtime A:\n", "[array([1., nan, inf], dtype=float32), array(3, dtype=int64)]"),
+    # tagged python, several lines, booleans and a trailing comma
+    ("python", "", "(array(7, dtype=int64), \narray([ True, False,  True]),)"),
+    # torch-style reprs and a dtype attribute
+    ("python", "Got:\n", "tensor([[0.1000, 0.2000]], dtype=torch.float16)"),
+    # printed TVMScript expressions
+    ("", "Simplified:\n", "T.max(a + b + T.min(c, d - b), b + a)\nT.int32(4)"),
+    # a call to an unknown name under a label line ("Framework X:")
+    ("python", "Framework X:\n", "Result(value=3, ok=False)"),
+])
+def test_printed_values_alone_are_not_a_script(tag: str, intro: str, printed: str) -> None:
+    body = f"### Actual behavior\n\nThe outputs differ.\n\n{intro}{F}{tag}\n{printed}\n{F}\n"
+    r = extract_repro(issue(body))
+    assert not r.found
+    assert r.shape == "none"
+    assert "printed results" in r.reason
+
+
+def test_printed_values_under_expected_and_actual_sections_with_an_image_only() -> None:
+    body = f"""\
+    ### Expected behavior
+    The second output should be 0.
+    {F}python
+    [array(12, dtype=int64),
+     array([ True,  True], dtype=bool)]
+    {F}
+
+    ![Image](https://github.com/user-attachments/assets/0000-graph)
+
+    ### Actual behavior
+    {F}python
+    [array(12, dtype=int64),
+     array([ True, False], dtype=bool)]
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert not r.found
+    # An inline image is not an attachment that holds the reproducer.
+    assert "attachment" not in r.reason
+    assert "printed results" in r.reason
+
+
+def test_printed_values_before_a_later_script_do_not_win() -> None:
+    body = f"TVM:\n{F}\n[array([1., 2.], dtype=float32)]\n{F}\n\nCode:\n{F}python\n{SCRIPT}{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert r.blocks == ("body#1",)
+
+
+def test_importless_code_cut_from_a_function_is_still_the_script() -> None:
+    # Assignments and calls, no imports, indented: the repro, even though it will not run as is.
+    body = f"""\
+    I built this case:
+    {F}
+        a = tir.Var("a", "int32")
+        ana = tvm.arith.Analyzer()
+        print(ana.simplify(T.max(a, a)))
+    {F}
+
+    ### Actual behavior
+
+    Output:
+    {F}
+    T.max(a, a)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#0",)
+    assert lines(r.script)[0] == 'a = tir.Var("a", "int32")'
+
+
+@pytest.mark.parametrize("code", [
+    "run_model()",  # a call with no intro is code
+    "mod.show()",  # a method call
+    "tvm.build(mod, target='llvm')",  # a module function
+    "print(array([1, 2]))",  # printing is code
+])
+def test_bare_calls_that_are_not_values_stay_code(code: str) -> None:
+    r = extract_repro(issue(f"It fails:\n{F}python\n{code}\n{F}\n"))
+    assert r.found and r.script.strip() == code
+
+
+def test_an_output_label_does_not_hide_a_method_call() -> None:
+    r = extract_repro(issue(f"TVM:\n{F}python\nmod.show()\n{F}\n"))
+    assert r.found and r.script.strip() == "mod.show()"
+
+
+def test_a_code_label_does_not_make_a_block_output() -> None:
+    r = extract_repro(issue(f"Code:\n{F}python\nrun_case(3, dtype='float16')\n{F}\n"))
+    assert r.found
+
+
+def test_interactive_session_showing_an_array_is_a_script() -> None:
+    body = f"{F}pycon\n>>> import numpy as np\n>>> np.array([1, 2])\narray([1, 2])\n{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, "import numpy as np\nnp.array([1, 2])\n")
+
+
+# ----------------------------------------------------------------------------- native code
+
+
+@pytest.mark.parametrize("tag", ["cpp", "c++", "cuda", "c"])
+def test_only_native_code_is_no_repro_with_a_specific_reason(tag: str) -> None:
+    body = f"""\
+    Calling the packed function from C++ crashes.
+    {F}{tag}
+    #include <tvm/runtime/module.h>
+    int main() {{
+      auto mod = tvm::runtime::Module::LoadFromFile("lib.so");
+      return 0;
+    }}
+    {F}
+    {F}
+    Segmentation fault (core dumped)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert not r.found
+    assert "native code" in r.reason and f"```{tag}" in r.reason
+    assert "Python" in r.reason
+
+
+def test_untagged_cpp_block_is_recognised_as_native() -> None:
+    body = f"""\
+    {F}
+    #include <tvm/runtime/registry.h>
+    using namespace tvm::runtime;
+    void Run() {{ std::cout << 1 << std::endl; }}
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert not r.found and "native code (C++)" in r.reason
+
+
+def test_native_code_next_to_a_python_script_does_not_hide_it() -> None:
+    body = f"{F}cpp\n#include <tvm/ir/expr.h>\n{F}\n\n{F}python\n{SCRIPT}{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+
+
+# ----------------------------------------------------------------------------- local files
+
+
+@pytest.mark.parametrize("read,missing", [
+    ('model = onnx.load("model.onnx")', "model.onnx"),
+    ('data = np.load("inputs/data.npy")', "inputs/data.npy"),
+    ('state = torch.load("weights.pth")', "weights.pth"),
+    ('with open("graph.json") as f:\n    g = f.read()', "graph.json"),
+])
+def test_a_script_that_reads_an_unshared_file_is_found_with_a_note(read: str, missing: str) -> None:
+    script = f"import tvm\nimport numpy as np\nimport onnx\nimport torch\n{read}\nprint(tvm.__version__)\n"
+    r = extract_repro(issue(f"### Steps to reproduce\n{F}python\n{script}{F}\n"))
+    assert_script(r, script)
+    assert f"`{missing}`" in r.reason and "not in the issue" in r.reason
+
+
+def test_a_file_the_script_writes_itself_is_not_missing() -> None:
+    script = textwrap.dedent("""\
+        import numpy as np
+        import onnx
+        np.save("x.npy", np.ones(3))
+        x = np.load("x.npy")
+        with open("out.txt", "w") as f:
+            f.write("1")
+        print(open("out.txt").read())
+        torch.onnx.export(model, x, "m.onnx")
+        m = onnx.load("m.onnx")
+        """)
+    r = extract_repro(issue(f"{F}python\n{script}{F}\n"))
+    assert r.found and r.reason == ""
+
+
+# ----------------------------------------------------------------------------- other shapes
+
+
+def test_jupyter_cells_with_out_prompts() -> None:
+    body = f"""\
+    {F}
+    In [1]: import tvm
+       ...: from tvm import te
+
+    In [2]: n = te.var("n")
+
+    In [3]: n * 2
+    Out[3]: n * 2
+
+    In [4]: tvm.tir.const(1, "int32") // 0
+    ---------------------------------------------------------------------------
+    TVMError                                  Traceback (most recent call last)
+    TVMError: Check failed: divide by zero
+
+    In [5]: tvm.__version__
+    Out[5]: '0.27.0'
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, """\
+        import tvm
+        from tvm import te
+        n = te.var("n")
+        n * 2
+        tvm.tir.const(1, "int32") // 0
+        """)
+    assert r.shape == "interactive"
+
+
+def test_windows_powershell_prompt_gives_args_and_is_not_the_script() -> None:
+    script = "import sys\nimport tvm\nprint(tvm.target.Target(sys.argv[1]))\n"
+    body = (f"{F}python\n{script}{F}\n\n{F}powershell\nPS C:\\Users\\me\\bug> python repro.py llvm\n"
+            "Traceback (most recent call last):\nValueError: bad target\n"
+            f"{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, script)
+    assert r.args == ("llvm",)
+    assert r.blocks == ("body#0",)
+
+
+def test_windows_prompt_with_python_dash_c_only() -> None:
+    body = f'{F}\nPS C:\\work> python -c "import tvm; print(tvm.tir.Var(\'x\', \'int32\'))"\n{F}\n'
+    r = extract_repro(issue(body))
+    assert r.found and r.shape == "shell-wrapped"
+    assert "tvm.tir.Var" in r.script
+
+
+def test_the_authors_fixed_copy_in_a_comment_does_not_replace_the_repro() -> None:
+    fixed = SCRIPT.replace("(2, 3)", "(2, 4)")
+    body = f"### Steps to reproduce\n{F}python\n{SCRIPT}{F}\n"
+    comment = f"Here is the updated script with the fix applied:\n{F}python\n{fixed}{F}\n"
+    r = extract_repro(issue(body, ("alice", comment)))
+    assert_script(r, SCRIPT)
+    assert r.blocks == ("body#0",)
+
+
+def test_the_authors_smaller_repro_in_a_comment_still_replaces_the_first() -> None:
+    smaller = "import tvm\nprint(tvm.tir.Var('x', 'int32'))\n"
+    body = f"{F}python\n{SCRIPT}{F}\n"
+    r = extract_repro(issue(body, ("alice", f"A smaller repro:\n{F}python\n{smaller}{F}\n")))
+    assert_script(r, smaller)
+    assert r.blocks == ("comment1#0",)
+
+
+def test_script_and_output_in_separate_details_blocks() -> None:
+    body = (f"Crash.\n<details><summary>repro</summary>\n\n{F}python\n{SCRIPT}{F}\n</details>\n"
+            f"<details><summary>output</summary>\n\n{F}\n[array([1.], dtype=float32)]\n"
+            f"Traceback (most recent call last):\nValueError: x\n{F}\n</details>\n")
+    r = extract_repro(issue(body))
+    assert_script(r, SCRIPT)
+    assert r.blocks == ("body#0",)
+
+
+def test_a_very_long_script_is_taken_whole() -> None:
+    body_lines = ["import tvm", "from tvm import te", "def f0(x):", "    return x + 0"]
+    for k in range(1, 700):
+        body_lines += [f"def f{k}(x):", f"    y = f{k - 1}(x)", f"    return y * {k}"]
+    body_lines.append("print(f699(te.var('n')))")
+    script = "\n".join(body_lines) + "\n"
+    r = extract_repro(issue(f"### Steps to reproduce\n{F}python\n{script}{F}\nIt is slow.\n"))
+    assert_script(r, script)
+
+
+@pytest.mark.parametrize("line,args", [
+    ("$ python repro.py llvm cuda", ("llvm", "cuda")),
+    ("C:\\work> python repro.py llvm", ("llvm",)),
+    ("python repro.py crashes on my machine", ()),  # prose that starts with "python"
+    ("I run python repro.py now and it fails", ()),
+])
+def test_plain_word_arguments_only_after_a_prompt(line: str, args: tuple[str, ...]) -> None:
+    script = "import sys\nimport tvm\nprint(sys.argv[1:])\n"
+    r = extract_repro(issue(f"{F}python\n{script}{F}\n\n{line}\n"))
+    assert r.args == args

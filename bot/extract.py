@@ -5,7 +5,8 @@ is only *parsed* with ``ast``). The order of search:
 
 1. the issue body, then each of the author's comments, one source at a time; in each source:
    a. code blocks (fenced or indented): scripts are told from tracebacks, logs, shell lines,
-      program output and IR dumps; ``>>>`` sessions are turned into scripts (up to the statement
+      program output and IR dumps (a block of bare printed values such as ``[array([1.],
+      dtype=float32)]`` is output wherever it stands, whatever its fence tag); ``>>>`` sessions are turned into scripts (up to the statement
       whose output is an error); a repro split over several blocks is joined when a later block
       uses what an earlier one defines (and the text does not present it as a working variant);
       a TVMScript module printed by the reporter goes before the driver that uses it;
@@ -17,7 +18,10 @@ is only *parsed* with ``ast``). The order of search:
 2. code blocks in other people's comments that say they reproduce the problem;
 3. a ``python -c`` one-liner in the title.
 
-No script: ``Repro(found=False, reason=...)`` with a polite, specific sentence for the comment.
+No script: ``Repro(found=False, reason=...)`` with a polite, specific sentence for the comment
+(attachment, ``python file.py`` whose file is not shown, only C++ code, only printed results, ...).
+A script that reads a local file the issue does not hold (``onnx.load("model.onnx")``) is still
+the repro; ``Repro.reason`` then carries a note naming the file.
 """
 
 from __future__ import annotations
@@ -462,6 +466,9 @@ _MORE_REPR_CALLS = frozenset({"cpu", "cuda", "gpu", "rocm", "vulkan", "metal", "
                               "ShapeStructInfo", "PrimValue", "Constant", "Tuple", "masked_array",
                               "matrix", "Series", "DataFrame", "OrderedDict", "defaultdict",
                               "namedtuple", "Size", "finfo", "iinfo"})
+_NUMPY_SCALARS = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                            "uint8", "uint16", "uint32", "uint64", "bool_", "str_", "complex64",
+                            "complex128", "longdouble", "datetime64", "timedelta64"})
 # Printed TVMScript expressions and structure info: ``T.max(a, b)``, ``R.Tensor((2,), "f32")``.
 _PRINTED_PREFIXES = frozenset({"T", "R", "I"})
 _OUTPUT_LABEL_RE = re.compile(r"^\W*[\w .()/+-]{1,40}:\W*$")
@@ -546,10 +553,16 @@ def _value_like(node: ast.expr, depth: int = 0) -> bool:
         root = f
         while isinstance(root, ast.Attribute):
             root = root.value
-        repr_like = _call_tail(node) in _REPR_CALLS | _MORE_REPR_CALLS or (
-            isinstance(f, ast.Attribute) and isinstance(root, ast.Name)
-            and root.id in _PRINTED_PREFIXES
-        )
+        tail = _call_tail(node)
+        if isinstance(f, ast.Name):
+            repr_like = tail in _REPR_CALLS | _MORE_REPR_CALLS
+        else:
+            # ``tvm.runtime.ShapeTuple([1])`` is code; ``T.max(a, b)`` (TVMScript) and
+            # ``np.float32(1.0)`` (numpy 2 scalars) are how values print.
+            root_id = root.id if isinstance(root, ast.Name) else ""
+            repr_like = root_id in _PRINTED_PREFIXES or (
+                root_id in ("np", "numpy") and tail in _NUMPY_SCALARS
+            )
         return (
             repr_like
             and isinstance(root, ast.Name)
@@ -664,6 +677,9 @@ def _python_of(text: str) -> tuple[str, ast.Module, bool] | None:
         candidates.append(ls[0] + "\n" + textwrap.dedent("\n".join(ls[1:])))
     no_magic = "\n".join(ln for ln in ls if not re.match(r"^\s*[!%]", ln))
     candidates.append(no_magic)
+    unnumbered = _strip_line_numbers(ls)
+    if unnumbered is not None:
+        candidates.append(unnumbered)
     for cand in candidates:
         tree = _parse(cand)
         if tree is not None:
@@ -675,6 +691,31 @@ def _python_of(text: str) -> tuple[str, ast.Module, bool] | None:
         if tree is not None:
             return cut, tree, interactive
     return None
+
+
+_LINE_NO_RE = re.compile(r"^\s*(\d{1,5})(?:[:.|]\s?|\s|$)")
+
+
+def _strip_line_numbers(lines: list[str]) -> str | None:
+    """Code copied with its line numbers (``1 import tvm``, ``2 x = 1``): numbers off, when every
+    non-blank line starts with the next number."""
+    out: list[str] = []
+    expect: int | None = None
+    for ln in lines:
+        m = _LINE_NO_RE.match(ln)
+        if m is None:
+            if ln.strip():
+                return None
+            out.append("")
+            continue
+        n = int(m.group(1))
+        if expect is not None and n != expect:
+            return None
+        expect = n + 1
+        out.append(ln[m.end():])
+    if expect is None or sum(1 for ln in out if ln.strip()) < 2:
+        return None
+    return textwrap.dedent("\n".join(out))
 
 
 def _classify_block(block: _Block) -> _Code | None:
@@ -1297,14 +1338,18 @@ _WRITE_CALLS = frozenset({"save", "save_model", "export", "dump", "savez", "save
                           "tofile", "savetxt", "export_library", "write", "write_text",
                           "write_bytes", "save_json", "to_csv", "imwrite", "save_param_dict",
                           "save_weights", "save_pretrained"})
-_FILE_ARG_RE = re.compile(r"^[\w./\\~-]*[\w-]\.(?:onnx|pt|pth|pb|pbtxt|tflite|h5|keras|npy|npz|"
-                          r"txt|json|params|so|tar|bin|pkl|pickle|csv|jpg|jpeg|png|mlir|ll|"
-                          r"bc|ckpt|safetensors|caffemodel|prototxt|mar|engine|tmp)$", re.I)
+_FILE_NAME = (r"[\w./\\~-]*[\w-]\.(?:onnx|pt|pth|pb|pbtxt|tflite|h5|keras|npy|npz|txt|json|"
+              r"params|so|tar|bin|pkl|pickle|csv|jpg|jpeg|png|mlir|ll|bc|ckpt|safetensors|"
+              r"caffemodel|prototxt|mar|engine|tmp)")
+_FILE_ARG_RE = re.compile(rf"^{_FILE_NAME}$", re.I)
+_FILE_LITERAL_RE = re.compile(rf"[\"']{_FILE_NAME}[\"']", re.I)
 
 
 def _missing_files(script: str) -> list[str]:
     """Local files the script reads (``onnx.load("model.onnx")``, ``np.load("x.npy")``) that it
     does not write itself and that are not downloaded by it."""
+    if not _FILE_LITERAL_RE.search(script):
+        return []  # no quoted file name at all: no parse needed
     tree = _parse(script)
     if tree is None:
         return []

@@ -1442,3 +1442,26 @@ def test_plain_word_arguments_only_after_a_prompt(line: str, args: tuple[str, ..
     script = "import sys\nimport tvm\nprint(sys.argv[1:])\n"
     r = extract_repro(issue(f"{F}python\n{script}{F}\n\n{line}\n"))
     assert r.args == args
+
+
+@pytest.mark.parametrize("code,printed", [
+    ("np.float32(0.5)", True),  # a numpy 2 scalar repr
+    ("[np.int64(3), np.float64(nan)]", True),
+    ("tvm.runtime.ShapeTuple([1, 2])", False),  # a module function: code
+    ("np.array([1, 2])", False),
+])
+def test_dotted_calls_print_only_as_numpy_scalars_or_tvmscript(code: str, printed: bool) -> None:
+    r = extract_repro(issue(f"{F}python\n{code}\n{F}\n"))
+    assert r.found is not printed
+
+
+def test_code_copied_with_line_numbers() -> None:
+    numbered = "1 import tvm\n2 \n3 def f(x):\n4     return x + 1\n5 print(f(tvm.tir.const(1)))\n"
+    r = extract_repro(issue(f"{F}python\n{numbered}{F}\n"))
+    assert_script(r, "import tvm\n\ndef f(x):\n    return x + 1\nprint(f(tvm.tir.const(1)))\n")
+
+
+def test_numbers_that_do_not_count_up_are_not_line_numbers() -> None:
+    # A table of results, not numbered code.
+    r = extract_repro(issue(f"{F}\n1 import fails\n1 import fails\n3 ok\n{F}\n"))
+    assert not r.found

@@ -9,8 +9,10 @@ The order of the rules matters and is the policy:
    "Fatal Python error: Segmentation fault" with no Python traceback after it): ``crash``;
 3. exit status 0: ``passed`` (warnings on stderr do not matter);
 4. otherwise the last Python exception decides, in this order: the device the script wants is
-   absent (``needs-gpu``), an import/attribute error about a ``tvm.*`` name (``api-mismatch``),
-   a missing non-TVM package (``missing-dependency``), a failed numeric check in the script
+   absent (``needs-gpu``), an import/attribute error about a ``tvm.*`` name (``api-mismatch``,
+   also when TVMScript's parser or another wrapper re-raised it as its own error), a missing
+   non-TVM package (``missing-dependency``; an ImportError's chained causes and "X is
+   required / pip install X" messages count), a failed numeric check in the script
    (``wrong-result``), TVM's own checks (``internal-error``), any other error raised inside TVM
    (``tvm-error``), and everything else is the script's own (``python-error``).
 """
@@ -157,39 +159,63 @@ def _lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
+def _parse_traceback(lines: list[str], start: int) -> PyError | None:
+    """The exception of the traceback whose header is ``lines[start]``."""
+    frames: list[Frame] = []
+    j = start + 1
+    while j < len(lines):
+        line = lines[j]
+        m = _FRAME_RE.match(line)
+        if m and line.startswith(" "):
+            frames.append(Frame(m["path"], int(m["line"]), (m["func"] or "").strip()))
+        elif line.startswith((" ", "\t")) or not line.strip():
+            src = line.strip()
+            if frames and not frames[-1].source and src and not set(src) <= set("^~ "):
+                f = frames[-1]
+                frames[-1] = Frame(f.path, f.line, f.func, src)
+        else:
+            break
+        j += 1
+    if j < len(lines):
+        hm = _HEADER_RE.match(lines[j].rstrip())
+        if hm:
+            return PyError(
+                type=hm["type"],
+                message=(hm["msg"] or "").strip(),
+                lines=_message_lines(lines, j),
+                frames=tuple(frames),
+            )
+    return None
+
+
+def _is_traceback_head(line: str) -> bool:
+    return line.strip() == _TRACEBACK_HEAD and not line.startswith("  |")
+
+
+def parse_errors(text: str) -> list[PyError]:
+    """Every exception printed with a traceback in ``text``, in order (a chain's causes first)."""
+    lines = _lines(text)
+    out = []
+    for i, line in enumerate(lines):
+        if _is_traceback_head(line):
+            err = _parse_traceback(lines, i)
+            if err is not None:
+                out.append(err)
+    return out
+
+
 def parse_last_error(text: str) -> PyError | None:
     """The last exception printed in ``text`` (a traceback, or a bare ``XxxError: ...`` line)."""
     lines = _lines(text)
     start = None
     for i in range(len(lines) - 1, -1, -1):
-        if lines[i].strip() == _TRACEBACK_HEAD and not lines[i].startswith("  |"):
+        if _is_traceback_head(lines[i]):
             start = i
             break
     if start is not None:
-        frames: list[Frame] = []
-        j = start + 1
-        while j < len(lines):
-            line = lines[j]
-            m = _FRAME_RE.match(line)
-            if m and line.startswith(" "):
-                frames.append(Frame(m["path"], int(m["line"]), (m["func"] or "").strip()))
-            elif line.startswith((" ", "\t")) or not line.strip():
-                src = line.strip()
-                if frames and not frames[-1].source and src and not set(src) <= set("^~ "):
-                    f = frames[-1]
-                    frames[-1] = Frame(f.path, f.line, f.func, src)
-            else:
-                break
-            j += 1
-        if j < len(lines):
-            hm = _HEADER_RE.match(lines[j].rstrip())
-            if hm:
-                return PyError(
-                    type=hm["type"],
-                    message=(hm["msg"] or "").strip(),
-                    lines=_message_lines(lines, j),
-                    frames=tuple(frames),
-                )
+        err = _parse_traceback(lines, start)
+        if err is not None:
+            return err
     # A pytest run (``tvm.testing.main()``): the last failure's "E   " lines.
     pytest_err = _parse_pytest(lines)
     if pytest_err is not None:
@@ -549,6 +575,15 @@ def _classify_error(
         if err.message or len(err.lines) == 1
         else f"{err.header.rstrip()} {_first_nonempty(err.lines[1:])}".strip()
     )
+    if err.message.startswith(_TRACEBACK_HEAD):
+        # TVM's own C++ backtrace ("TVMError: Traceback ...", "  0: tvm::...", "[bt] (0) ..."):
+        # the message is the exception line after it.
+        inner = next(
+            (ln.strip() for ln in reversed(err.lines[1:]) if _LOOSE_HEADER_RE.match(ln.strip())),
+            "",
+        )
+        if inner:
+            signature = normalize_paths(inner)
 
     if short == "MemoryError":
         return Classification(
@@ -594,6 +629,19 @@ def _classify_error(
         lm = _SHARED_LIB_RE.search(text)
         if lm:
             return _missing(lm.group(1), signature, ev)
+        # A frontend re-raises "X is required ... pip install X" from "No module named 'X'".
+        pkg = _required_package(text)
+        if pkg is not None:
+            return _missing(pkg, signature, ev)
+        for cause in _chained_causes(run):
+            cm2 = _NO_MODULE_RE.search(cause.text)
+            if cm2 is None:
+                continue
+            mod = cm2.group(1)
+            if _is_tvm_name(mod):
+                return _api_mismatch(err, mod, (*ev, normalize_paths(cause.header)))
+            if mod.split(".")[0] != "__main__":
+                return _missing(mod.split(".")[0], signature, (*ev, normalize_paths(cause.header)))
     if short == "AttributeError":
         am = _MODULE_ATTR_RE.search(text)
         if am and _is_tvm_name(am.group(1)):
@@ -612,6 +660,13 @@ def _classify_error(
                     detail=change.describe(change.name),
                     evidence=ev,
                 )
+
+    # TVMScript's parser (or another TVM wrapper) re-raised an import/attribute error about a
+    # ``tvm.*`` name that the script's own source uses: the script targets another TVM API.
+    if short not in {"AttributeError", "ModuleNotFoundError", "ImportError"}:
+        stale = _stale_tvm_name(err, script)
+        if stale is not None:
+            return _api_mismatch(err, stale, ev)
 
     # The script's own device check failed ("assert dev.exist", "raise RuntimeError('no GPU')").
     if any(n in GPU_DEVICES for n in needs) and not _worker_has_gpu(env) and frame is not None:
@@ -685,6 +740,53 @@ def _classify_error(
         detail=f"The script itself raised `{short}` (not TVM).",
         evidence=ev,
     )
+
+
+_REQUIRED_RE = re.compile(
+    r"^\s*(?:[\w.]+:\s*)?`?([A-Za-z_][\w.\-]*)`? (?:package )?is required\b"
+    r"|\b(?:pip3?|conda|python3? -m pip) install (?:-U |--upgrade |--user )*['\"`]?([A-Za-z_][\w.\-]*)"
+    r"|\brequires (?:the )?`?([A-Za-z_][\w\-]*)`? (?:package|module|library)\b",
+    re.MULTILINE,
+)
+_WRAPPER_TYPES = frozenset({"DiagnosticError", "ParserError", "TVMError", "RuntimeError"})
+
+
+def _required_package(text: str) -> str | None:
+    """The non-TVM package an import error's message asks for ("onnx is required", "pip install
+    onnx"), if any."""
+    for m in _REQUIRED_RE.finditer(text):
+        name = next(g for g in m.groups() if g)
+        top = name.split("[")[0].split(".")[0]
+        if top and not _is_tvm_name(top) and top.lower() not in {"apache-tvm", "tvm", "it", "this"}:
+            return top
+    return None
+
+
+def _chained_causes(run: RunResult) -> list[PyError]:
+    """The exceptions chained before the last one ("The above exception was the direct cause
+    of the following exception", "During handling of the above exception"), innermost first."""
+    for text in (run.stderr_tail, run.stdout_tail):
+        errors = parse_errors(text)
+        if errors:
+            return errors[:-1][::-1]
+    return []
+
+
+def _stale_tvm_name(err: PyError, script: str) -> str | None:
+    """``tvm.X.Y`` when the message is an import/attribute error about a ``tvm.*`` name that the
+    script uses (a wrapper such as TVMScript's parser re-raised it as its own error type)."""
+    am = _MODULE_ATTR_RE.search(err.text)
+    if am and _is_tvm_name(am.group(1)):
+        mod, attr = am.group(1), am.group(2)
+        if err.short_type in _WRAPPER_TYPES and (
+            err.short_type in {"DiagnosticError", "ParserError"}
+            or re.search(rf"\.{re.escape(attr)}\b", script)
+        ):
+            return f"{mod}.{attr}"
+    cm = _CANNOT_IMPORT_RE.search(err.text)
+    if cm and _is_tvm_name(cm.group(2)) and re.search(rf"\b{re.escape(cm.group(1))}\b", script):
+        return f"{cm.group(2)}.{cm.group(1)}"
+    return None
 
 
 def _wrong_signature(err: PyError, fallback: str) -> str:

@@ -11,12 +11,21 @@ the repro script, and looks for (strongest evidence first):
 4. the reported exception line (``XxxError: ...``, a TVMScript ``error: ...`` diagnostic): an
    import of a ``tvm.*`` name that fails is ``api-mismatch``, another missing module is
    ``missing-dependency``, ``NameError``/``SyntaxError`` are ``python-error``, an
-   ``AssertionError`` is ``wrong-result``, anything else is ``tvm-error``;
-5. wrong-result language ("wrong result", "incorrect output", "mismatch", "not equal",
-   "inconsistent results", "garbage", ...);
-6. only when the issue has a repro: general failure language ("fails to parse", "error",
+   ``AssertionError`` is ``wrong-result``, anything else is ``tvm-error``. Within one
+   traceback chain the last exception counts; of several separate tracebacks in the body, the
+   first (an interactive session's first failure);
+5. a traceback cut before its exception line whose last frames are TVM's C++ (``in tvm::...``):
+   ``internal-error``, named by the title; TVM's own diagnostics without an ``XxxError:`` line
+   (the ``TVM_BACKTRACE`` note, an ``[hh:mm:ss] src/....cc:NN:`` error log, Relay's type-checker
+   message, ``LLVM ERROR``): ``tvm-error`` — with or without a repro;
+6. wrong-result language ("wrong result", "incorrect output", "mismatch" but not a compiler's
+   "type/shape mismatch", "not equal", "inconsistent results", "accuracy", "not accurate",
+   "differs from onnxruntime", "garbage", ...);
+7. only when the issue has a repro: general failure language ("fails to parse", "error",
    "crashes");
-7. "works" / "no error" / a question with nothing failing: ``passed``.
+8. "works" / "no error" / a question, only when no failure wording appears anywhere; never from
+   an expectation ("Expected behavior: no error") or another time or version ("previously it
+   worked", "with 0.18 it runs fine"): ``passed``.
 
 Nothing found: ``None`` when the issue has a repro, ``Reported(no-repro)`` when it has neither a
 repro nor a report (an empty template), which is how a human triager records it.
@@ -104,12 +113,27 @@ _ERROR_LINE_RE = re.compile(
     r"(?::\s*(?P<msg>.*))?)$"
 )
 _DIAG_RE = re.compile(r"^\s*error:\s+(?P<msg>\S.*)$")
+_TB_HEAD_RE = re.compile(r"^\s*(?:>>> )?Traceback \(most recent call last\):?\s*$")
+_CHAIN_RE = re.compile(
+    r"During handling of the above exception|The above exception was the direct cause"
+)
 _NO_MODULE_RE = re.compile(r"No module named '([^']+)'")
 _CANNOT_IMPORT_RE = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
 _MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
 
 _WRONG_RE = re.compile(
-    r"\bmismatch(?:ed|es)?\b|\bincorrect(?:ly)?\b|\bnot correct(?:ly)?\b"
+    # "type/shape/signature mismatch" is a compiler check, not a wrong number.
+    r"(?<!type )(?<!dtype )(?<!shape )(?<!signature )(?<!argument )(?<!structural )"
+    r"(?<!struct info )(?<!layout )(?<!arity )(?<!version )(?<!abi )"
+    r"\bmismatch(?:ed|es)?\b(?! (?:types?|shapes?|dtypes?|signatures?|arguments?)\b)"
+    r"|\bincorrect(?:ly)?\b|\bnot correct(?:ly)?\b"
+    # accuracy / precision words ("nn.dense accuracy error", "seems not so accurate")
+    r"|\binaccura(?:te|cy)\b|\baccuracy\b|\bnot (?:\w+ ){0,2}(?:accurate|precise)\b"
+    r"|\bprecision\b(?= (?:errors?|drops?|loss))"
+    r"|\bnumerical(?:ly)? (?:differen(?:ce|t)|error|issue|problem)s?\b"
+    r"|\b(?:results?|outputs?|values?) (?:differ|are different|is different)\b"
+    r"|\b(?:differs?|different|inconsistent) (?:from|with|than) (?:the )?(?:numpy|onnx ?runtime|ort|pytorch|torch|tensorflow|tf|keras|reference|expected)\b"
+    r"|\b(?:onnx ?runtime|ort|numpy|pytorch|torch)(?:'s)? (?:outputs?|results?)\b[^.]{0,30}\bdiffer"
     r"|\bwrong(?:ly)? (?:results?|outputs?|answers?|values?|IRs?|code|shapes?|index|indices|dtypes?|types?|numbers?)\b"
     r"|\b(?:is|are|was|were|seems?|looks?|goes|went|gives?|gave|produces?|produced|returns?|returned|gets?|got|outputs?|emits?|generates?|generated)\s+(?:\w+\s+)?wrong(?:ly)?\b"
     r"|\bm[ue]ssy\b"
@@ -145,12 +169,16 @@ _LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL_RE = re.compile(r"https?://\S+")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s*")
 _FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
+# A section heading: "### Expected behavior", "**Actual behaviour:**".
+_SECTION_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s*(.+?)\s*#*\s*$|\*\*([^*]{1,60})\*\*:?\s*$)")
 
 
 @dataclass(frozen=True)
 class _Line:
     text: str
     where: str  # "title" | "body" | "comment"
+    block: int = 0  # paragraphs and code blocks are numbered (blank lines and fences split)
+    section: str = ""  # the heading above the line, lower-case ("expected behavior", ...)
 
 
 def _script_lines(repro: Repro) -> frozenset[str]:
@@ -181,17 +209,24 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
     out = [_Line(issue.title.strip(), "title")] if issue.title.strip() else []
     sources = [("body", issue.body)]
     sources += [("comment", c.body) for c in issue.comments if c.author == issue.author]
+    block = 0
     for where, text in sources:
+        block += 1
+        section = ""
         for raw in _clean(text).split("\n"):
-            if _FENCE_RE.match(raw):
+            if _FENCE_RE.match(raw) or not raw.strip():
+                block += 1
                 continue
+            hm = _SECTION_RE.match(raw)
+            if hm:
+                section = (hm.group(1) or hm.group(2) or "").strip().strip(":").lower()
             sq = _squash(raw)
             if not sq or sq in script:
                 continue
             line = raw.rstrip()
             if line.lstrip().startswith(">") and not line.lstrip().startswith((">>>",)):
                 line = line.lstrip()[1:]
-            out.append(_Line(_HEADING_RE.sub("", line), where))
+            out.append(_Line(_HEADING_RE.sub("", line), where, block, section))
     return out
 
 
@@ -208,6 +243,8 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _mismatched,
         _error_line,
         _error_in_prose,
+        _cut_cpp_traceback,
+        _tvm_diagnostics,
         _hang,
         _wrong_words,
         _loose_crash,
@@ -284,17 +321,36 @@ def _mismatched(lines: list[_Line]) -> Reported | None:
 
 def _error_line(lines: list[_Line]) -> Reported | None:
     """The last reported exception line (or TVMScript ``error:`` diagnostic)."""
+    # Exceptions group into reports: a new traceback (not chained to the one before it) starts
+    # a new report. Within a report the last exception counts (a chain ends in the one the
+    # user saw); across reports the first counts (an interactive session's first failure).
     hit: tuple[str, str, str, int] | None = None  # (type, msg, line, index)
+    first_report: tuple[str, str, str, int] | None = None
+    new_report = False
+    chained = False
     for i, ln in enumerate(lines):
         if ln.where == "title":
             continue
+        if _CHAIN_RE.search(ln.text):
+            chained = True
+            continue
+        if _TB_HEAD_RE.match(ln.text):
+            if hit is not None and not chained:
+                new_report = True
+            chained = False
+            continue
         m = _ERROR_LINE_RE.match(ln.text)
+        d = None if m else _DIAG_RE.match(ln.text)
+        if not m and not d:
+            continue
+        if new_report and first_report is None:
+            first_report = hit
         if m:
             hit = (m["type"], (m["msg"] or "").strip(), m["line"].strip(), i)
-            continue
-        d = _DIAG_RE.match(ln.text)
-        if d:
+        elif d:
             hit = ("DiagnosticError", d["msg"].strip(), d["msg"].strip(), i)
+    if first_report is not None and lines[first_report[3]].where == "body":
+        hit = first_report
     if hit is None:
         return None
     etype, msg, line, index = hit
@@ -307,7 +363,9 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         mod = nm.group(1) if nm else (cm.group(2) if cm else "")
         if mod == "tvm" or mod.startswith("tvm."):
             return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
-        if mod:
+        if mod or not re.search(r"\btvm|\.so\b|\.dll\b|DLL", msg):
+            # Another package is missing (or, in Python 2's "cannot import name X", a name
+            # that only the reporter's installed packages lack).
             return Reported(Outcome.MISSING_DEPENDENCY, signature=sig, evidence=ev)
     if short == "AttributeError":
         am = _MODULE_ATTR_RE.search(msg)
@@ -323,6 +381,70 @@ def _error_line(lines: list[_Line]) -> Reported | None:
             return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
         return Reported(Outcome.WRONG_RESULT, signature=sig, evidence=ev)
     return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
+
+
+# A C++ frame of TVM in a Python traceback (``File "<unknown>", line 0, in tvm::...``), in an
+# old-style "Stack trace:" (``  0: tvm::...``) or a ``[bt] (0) ...`` backtrace.
+_CPP_FRAME_RE = re.compile(
+    r'^\s*(?:File "[^"]*", line \d+, in |\d+: |\[bt\] \(\d+\) \S+\(?)(?:tvm|TVM)\w*::'
+)
+_TB_START_RE = re.compile(r"^\s*(?:Traceback \(most recent call last\):|Stack trace:)\s*$")
+# TVM's own diagnostics, recognisable without an ``XxxError:`` line.
+_TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bLLVM ERROR\b(?::[^\n`]*)?", re.IGNORECASE),
+    re.compile(
+        r"The (?:Relay|Relax) type checker is unable to show the following types match[^\n`]*"
+    ),
+    re.compile(r"An error occurred during the execution of TVM[^\n`]*"),
+    re.compile(
+        r"^\s*\[\d{2}:\d{2}:\d{2}\] \S*(?:src|include)/\S+\.(?:cc|h|cpp):\d+: "
+        r"(?!(?:Warning|warning|Info|info|Note|note)\b)"
+        r"(?=[^\n]*\b(?:[Ee]rror|fail(?:s|ed)?|[Cc]annot|[Uu]nable|[Ii]nvalid|not supported|"
+        r"[Uu]nsupported|does not match|conflict)).*"
+    ),
+)
+_BACKTRACE_NOTE_RE = re.compile(r"note: run with `?TVM_BACKTRACE=1`?")
+
+
+def _cut_cpp_traceback(lines: list[_Line]) -> Reported | None:
+    """A traceback that ends in TVM's C++ frames but was cut before its exception line: TVM's
+    C++ side raised, and its fatal checks raise ``InternalError``; the title names the error."""
+    in_tb = False
+    last_cpp = ""
+    for ln in lines:
+        if ln.where == "title":
+            continue
+        if _TB_START_RE.match(ln.text):
+            in_tb = True
+            continue
+        if in_tb and _CPP_FRAME_RE.match(ln.text):
+            last_cpp = ln.text.strip()
+    if not last_cpp:
+        return None
+    title = next((ln.text for ln in lines if ln.where == "title"), "")
+    sig = _TAGS_RE.sub("", title).strip() or last_cpp
+    return Reported(Outcome.INTERNAL_ERROR, signature=sig, evidence=(last_cpp,))
+
+
+def _tvm_diagnostics(lines: list[_Line]) -> Reported | None:
+    """TVM's own error output without an ``XxxError:`` line (old Relay messages, the
+    ``TVM_BACKTRACE`` note, an ``[hh:mm:ss] src/....cc:NN:`` error log, ``LLVM ERROR``)."""
+    for pat in _TVM_DIAG_RES:
+        for ln in _body_first(lines):
+            m = pat.search(ln.text)
+            if m:
+                return Reported(
+                    Outcome.TVM_ERROR, signature=m.group(0).strip(), evidence=(ln.text.strip(),)
+                )
+    for i, ln in enumerate(lines):
+        if ln.where != "title" and _BACKTRACE_NOTE_RE.search(ln.text):
+            # The message TVM printed just before its note: the first line of that group.
+            j = i
+            while j > 0 and lines[j - 1].block == ln.block and lines[j - 1].where != "title":
+                j -= 1
+            first = lines[j].text.strip() if j < i else ln.text.strip()
+            return Reported(Outcome.TVM_ERROR, signature=first, evidence=(ln.text.strip(),))
+    return None
 
 
 def _body_first(lines: list[_Line]) -> list[_Line]:
@@ -398,11 +520,50 @@ def _generic_failure(lines: list[_Line]) -> Reported | None:
     return None
 
 
-def _passed(issue: Issue, lines: list[_Line]) -> Reported | None:
+# A sentence about another time or setup ("Previously it worked", "with version 0.18 it runs
+# fine"): its pass-words say nothing about the report.
+_ELSEWHEN_RE = re.compile(
+    r"\b(?:previously|used to|earlier|before (?:I |we )?(?:upgrad|updat|switch|the )\w*"
+    r"|(?:older|previous|earlier|last|old) (?:versions?|releases?|commits?|builds?)"
+    r"|with (?:version|v?\d+\.\d+)|(?:in|on) (?:version |v)?\d+\.\d+"
+    r"|worked (?:in|on|with|before|until)|until (?:version|v?\d+\.\d+|recently)|if I\b|when I (?:remove|comment|change|replace|use))",
+    re.IGNORECASE,
+)
+_TEMPLATE_LINE_RE = re.compile(
+    r"^\s*(?:what you were expecting|what actually happened|any environment details"
+    r"|preferably a minimal script|expected behaviou?r|actual behaviou?r)\b",
+    re.IGNORECASE,
+)
+
+
+def _expectation(ln: _Line) -> bool:
+    """A line that says what should happen ("Expected behavior: no error"), not what did."""
+    return ln.section.startswith(("expected", "what you were expecting")) or bool(
+        re.match(r"^\s*(?:expected|what you were expecting|i expect|it should)\b", ln.text, re.I)
+    )
+
+
+def _failure_words(lines: list[_Line]) -> bool:
+    """Failure wording anywhere (title included) outside expectations and template text."""
     for ln in lines:
-        m = _PASSED_RE.search(ln.text)
-        if m:
-            return Reported(Outcome.PASSED, signature="", evidence=(ln.text.strip(),))
+        if _expectation(ln) or _TEMPLATE_LINE_RE.match(ln.text):
+            continue
+        for pat in (_GENERIC_FAIL_RE, _LOOSE_CRASH_RE):
+            for m in pat.finditer(ln.text):
+                if not _negated(ln.text, m.start()):
+                    return True
+    return False
+
+
+def _passed(issue: Issue, lines: list[_Line]) -> Reported | None:
+    if _failure_words(lines):
+        return None
+    for ln in lines:
+        if _expectation(ln):
+            continue
+        for sentence in re.split(r"(?<=[.!?;])\s+", ln.text):
+            if _PASSED_RE.search(sentence) and not _ELSEWHEN_RE.search(sentence):
+                return Reported(Outcome.PASSED, signature="", evidence=(ln.text.strip(),))
     if _QUESTION_TITLE_RE.search(issue.title):
         return Reported(Outcome.PASSED, signature="", evidence=(issue.title.strip(),))
     return None

@@ -34,6 +34,11 @@ def test_table_loads_from_package_data() -> None:
         ("tvm.gpu", "tvm.gpu", "tvm.cuda"),
         ("tvm.te.create_schedule", "tvm.te.create_schedule", None),
         ("tvm.relax.TensorStructInfo", "tvm.relax.TensorStructInfo", "tvm.relax.TensorType"),
+        (
+            "tvm.tirx.script.parser.block",
+            "tvm.tirx.script.parser.block",
+            "tvm.tirx.script.parser.sblock",
+        ),
     ],
 )
 def test_longest_prefix_wins(name: str, matched: str, replacement: str | None) -> None:
@@ -46,7 +51,17 @@ def test_longest_prefix_wins(name: str, matched: str, replacement: str | None) -
         assert replacement in text
 
 
-@pytest.mark.parametrize("name", ["tvm", "tvm.relax", "tvm.tirx.Var", "tvm.ndarray_like", "torch"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tvm",
+        "tvm.relax",
+        "tvm.tirx.Var",
+        "tvm.ndarray_like",
+        "torch",
+        "tvm.tirx.script.parser.sblock",
+    ],
+)
 def test_names_that_did_not_change(name: str) -> None:
     assert lookup(name) is None
 

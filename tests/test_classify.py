@@ -522,3 +522,158 @@ def test_frame_kinds_and_path_normalisation() -> None:
         normalize_paths("(/home/u/.venv/lib/python3.11/site-packages/tvm/__init__.py)")
         == "(<site-packages>/tvm/__init__.py)"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Wrapped import and attribute errors: a frontend or the TVMScript parser re-raises them.
+
+
+def _onnx_installed() -> bool:
+    p = subprocess.run([sys.executable, "-c", "import onnx"], capture_output=True, timeout=120)
+    return p.returncode == 0
+
+
+def test_real_frontend_without_its_package_is_missing_dependency(tmp_path: Path) -> None:
+    """The ONNX frontend re-raises "No module named 'onnx'" as its own ImportError."""
+    if _onnx_installed():
+        pytest.skip("onnx is installed here")
+    script = "from tvm.relax.frontend.onnx import from_onnx\nprint(from_onnx)\n"
+    run = real_run(script, tmp_path)
+    cls = classify(run, script=script, needs=("onnx",), environment=NO_GPU)
+    assert cls.outcome == Outcome.MISSING_DEPENDENCY, (cls, run.stderr_tail[-2000:])
+    assert "`onnx`" in cls.detail
+
+
+OLD_TVMSCRIPT = '''
+import tvm
+
+src = """
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("copy"):
+                vi = T.axis.spatial(8, i)
+                y[vi] = x[vi]
+"""
+mod = tvm.script.from_source(src)
+'''
+
+
+def test_real_tvmscript_with_a_removed_builder_is_api_mismatch(tmp_path: Path) -> None:
+    """The parser reports ``T.block`` (now ``T.sblock``) as a DiagnosticError."""
+    run = real_run(OLD_TVMSCRIPT, tmp_path)
+    assert "DiagnosticError" in run.stderr_tail
+    cls = classify(run, script=OLD_TVMSCRIPT, environment=NO_GPU)
+    assert cls.outcome == Outcome.API_MISMATCH, (cls, run.stderr_tail[-2000:])
+    assert "has no attribute 'block'" in cls.signature
+    assert "T.sblock" in cls.detail
+
+
+_TB = 'Traceback (most recent call last):\n  File "/w/repro.py", line 9, in <module>\n    f(a)\n'
+_FRONTEND = (
+    "Traceback (most recent call last):\n"
+    '  File "/v/lib/python3.11/site-packages/tvm/relax/frontend/x/impl.py", line 12, in <module>\n'
+    "    import thepkg\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("stderr", "outcome", "detail"),
+    [
+        (  # the cause names a non-TVM package
+            _FRONTEND + "ModuleNotFoundError: No module named 'paddle'\n\n"
+            "During handling of the above exception, another exception occurred:\n\n"
+            + _TB
+            + "ImportError: the frontend could not be loaded\n",
+            Outcome.MISSING_DEPENDENCY,
+            "`paddle`",
+        ),
+        (  # the cause names a removed TVM module
+            _FRONTEND + "ModuleNotFoundError: No module named 'tvm.relay'\n\n"
+            "The above exception was the direct cause of the following exception:\n\n"
+            + _TB
+            + "ImportError: the frontend could not be loaded\n",
+            Outcome.API_MISMATCH,
+            "Relax",
+        ),
+        (  # no cause printed, the message names the package
+            _TB + "ImportError: The frontend requires the tflite package. "
+            "Please run: pip install tflite==2.4.0\n",
+            Outcome.MISSING_DEPENDENCY,
+            "`tflite`",
+        ),
+        (
+            _TB + "ImportError: torch is required by the PyTorch frontend.\n",
+            Outcome.MISSING_DEPENDENCY,
+            "`torch`",
+        ),
+        (  # a wrapper re-raising an attribute error about a name the script uses
+            _TB + '  File "/v/site-packages/tvm/x.py", line 3, in f\n    g()\n'
+            "RuntimeError: module 'tvm.relax.op' has no attribute 'old_op'\n",
+            Outcome.API_MISMATCH,
+            "tvm.relax.op.old_op",
+        ),
+        (  # not a TVM name: still TVM's diagnostic
+            _TB + "tvm.error.DiagnosticError: error: module 'numpy' has no attribute 'float'\n",
+            Outcome.TVM_ERROR,
+            "DiagnosticError",
+        ),
+    ],
+)
+def test_wrapped_import_and_attribute_errors(stderr: str, outcome: Outcome, detail: str) -> None:
+    cls = classify(_run(stderr_tail=stderr), script="y = relax.op.old_op(x)\n")
+    assert cls.outcome == outcome, cls
+    assert detail in cls.detail
+
+
+def test_old_style_tvm_backtraces() -> None:
+    """TVM before 0.8 embedded its C++ backtrace in the message ("[bt] (0) ...", "  0: tvm::")."""
+    ffi = (
+        '  File "/v/site-packages/tvm/_ffi/_ctypes/function.py", line 207, in __call__\n'
+        "    raise get_last_ffi_error()\n"
+    )
+    bt = classify(
+        _run(
+            stderr_tail=_TB + ffi + "tvm._ffi.base.TVMError: Traceback (most recent call last):\n"
+            "  [bt] (1) /tvm/build/libtvm.so(tvm::codegen::Build()+0x1) [0x7f00]\n"
+            "  [bt] (0) /tvm/build/libtvm.so(dmlc::LogMessageFatal::~LogMessageFatal()+0x4) [0x7f]\n"
+            '  File "/tvm/src/target/codegen.cc", line 58\n'
+            "TVMError: Check failed: bf != nullptr: target.build.foo is not enabled\n"
+        )
+    )
+    assert bt.outcome == Outcome.INTERNAL_ERROR
+    assert "Check failed: bf != nullptr" in bt.signature
+    st = classify(
+        _run(
+            stderr_tail=_TB + ffi + "tvm._ffi.base.TVMError: Traceback (most recent call last):\n"
+            "  1: tvm::codegen::Build(tvm::IRModule)\n"
+            "  0: tvm::runtime::detail::LogFatal::Entry::Finalize()\n"
+            '  File "/tvm/src/target/codegen.cc", line 58\n'
+            "TVMError: unknown target kind\n"
+        )
+    )
+    assert st.outcome == Outcome.TVM_ERROR
+    assert st.signature == "TVMError: unknown target kind"
+
+
+def test_cuda_errors() -> None:
+    nodev = classify(
+        _run(
+            stderr_tail=_TB + '  File "/v/site-packages/tvm/runtime/x.py", line 1, in empty\n'
+            "    g()\nRuntimeError: CUDA error: no CUDA-capable device is detected\n"
+        ),
+        needs=("cuda",),
+        environment=NO_GPU,
+    )
+    assert nodev.outcome == Outcome.NEEDS_GPU
+    illegal = classify(
+        _run(
+            stderr_tail=_TB + '  File "/v/site-packages/tvm/runtime/x.py", line 1, in sync\n'
+            "    g()\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+        ),
+        needs=("cuda",),
+        environment={"gpu": "NVIDIA H100", "cuda_enabled": "true"},
+    )
+    assert illegal.outcome == Outcome.TVM_ERROR

@@ -177,6 +177,96 @@ TABLE = [
         Outcome.INTERNAL_ERROR,
         "Check failed: (x) is false: y",
     ),
+    (  # old TVM: the C++ backtrace inside the message, "Check failed" at the end
+        "[Bug] x",
+        '```\nTraceback (most recent call last):\n  File "a.py", line 3, in <module>\n    f()\n'
+        "tvm._ffi.base.TVMError: Traceback (most recent call last):\n"
+        "  [bt] (3) /tvm/build/libtvm.so(TVMFuncCall+0x61) [0x7f00]\n"
+        "  [bt] (2) /tvm/build/libtvm.so(tvm::relay::InferType()+0x12) [0x7f00]\n"
+        "TVMError: Check failed: t.defined(): no type\n```",
+        Outcome.INTERNAL_ERROR,
+        "Check failed: t.defined(): no type",
+    ),
+    (
+        "[Bug] x",
+        "```\ntvm._ffi.base.TVMError: [10:11:12] /tvm/src/codegen/codegen.cc:99: unknown intrinsic\n\n"
+        "Stack trace returned 10 entries:\n[bt] (0) /tvm/libtvm.so(dmlc::StackTrace()+0x1f) [0x7f]\n```",
+        Outcome.TVM_ERROR,
+        "unknown intrinsic",
+    ),
+    (
+        "[Bug] x",
+        "```shell\n$ python repro.py\nSegmentation fault (core dumped)\n```",
+        Outcome.CRASH,
+        "Segmentation fault (core dumped)",
+    ),
+    (
+        "[Bug] x",
+        '```\nTraceback (most recent call last):\n  File "r.py", line 9, in <module>\n    f(a)\n'
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n```",
+        Outcome.TVM_ERROR,
+        "CUDA error: an illegal memory access",
+    ),
+    (
+        "[Bug] Relax ONNX import",
+        "The ORT output differs from TVM output for this model.",
+        Outcome.WRONG_RESULT,
+        "ORT output differs",
+    ),
+    (
+        "[Bug] x",
+        "The compiled result is inconsistent with onnxruntime.",
+        Outcome.WRONG_RESULT,
+        "inconsistent with onnxruntime",
+    ),
+    (  # accuracy wording beats the generic "error" of the title
+        "[Bug] conv2d accuracy error",
+        "The output seems not so accurate for some input shapes.",
+        Outcome.WRONG_RESULT,
+        "not so accurate",
+    ),
+    ("[Bug] softmax precision loss in fp16", "See the script.", Outcome.WRONG_RESULT, "precision"),
+    (  # a compiler's "type mismatch" is not a wrong result; the traceback ends in TVM's C++
+        "[Bug] Cannot lower intrinsic, possible type mismatch: llvm.foo",
+        "```\nTraceback (most recent call last):\n"
+        '  File "/w/r.py", line 23, in <module>\n    tvm.compile(mod)\n'
+        '  File "python/tvm_ffi/cython/function.pxi", line 758, in core.Function.__call__\n'
+        '  File "<unknown>", line 0, in tvm::codegen::CodeGenLLVM::AddFunction(tvm::GlobalVar const&)\n'
+        "```",
+        Outcome.INTERNAL_ERROR,
+        "Cannot lower intrinsic, possible type mismatch: llvm.foo",
+    ),
+    (
+        "[Bug] Shape mismatch when fusing conv2d",
+        "The build fails on the fused function.",
+        Outcome.TVM_ERROR,
+        "fails",
+    ),
+    (  # two separate tracebacks in one session: the first failure is the report
+        "[Bug] x",
+        ">>> import tvm\nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\nValueError: first problem here\n\n'
+        "and again:\n\n>>> import tvm\nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\nTypeError: second problem here',
+        Outcome.TVM_ERROR,
+        "ValueError: first problem here",
+    ),
+    (  # a chain: the last exception is what the user saw
+        "[Bug] x",
+        "```\nTraceback (most recent call last):\n  File \"a.py\", line 1, in f\nKeyError: 'k'\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        'Traceback (most recent call last):\n  File "a.py", line 3, in <module>\n'
+        "ValueError: bad shape\n```",
+        Outcome.TVM_ERROR,
+        "ValueError: bad shape",
+    ),
+    (  # Python 2's "cannot import name X" names no module: a package problem
+        "Install problem",
+        '```\nTraceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
+        "ImportError: cannot import name wrapt_helper\n```",
+        Outcome.MISSING_DEPENDENCY,
+        "cannot import name wrapt_helper",
+    ),
     (
         "Why is the loop split twice?",
         "I ran the snippet above and it works, but I do not understand the IR.",
@@ -264,3 +354,77 @@ def test_doing_something_wrong_is_not_a_wrong_result() -> None:
         REPRO,
     )
     assert got is not None and got.outcome == Outcome.TVM_ERROR
+
+
+@pytest.mark.parametrize(
+    ("title", "text", "sig"),
+    [
+        (  # TVM's own message and its TVM_BACKTRACE note, no "XxxError:" line
+            "[Bug] Compiling an exported model fails",
+            "The model is in the attached archive.\n\n## Error Log\n\n```\n"
+            "The Relay type checker is unable to show the following types match.\n"
+            "In particular dimension 0 conflicts: 4 does not match 2.\n"
+            "note: run with `TVM_BACKTRACE=1` environment variable to display a backtrace.\n```",
+            "The Relay type checker is unable to show the following types match",
+        ),
+        (
+            "[Bug] build of the attached model",
+            "Log:\n\n```\nlowering the graph\nUnsupported layout NCHW4c in the fused op\n"
+            "note: run with `TVM_BACKTRACE=1` environment variable to display a backtrace.\n```",
+            "lowering the graph",
+        ),
+        (
+            "[Bug] attached model",
+            "```\n[10:11:12] /work/tvm/src/relay/op/nn/convolution.cc:120: "
+            "Check input shape failed: cannot infer the layout\n```",
+            "cannot infer the layout",
+        ),
+        (  # a past "it worked" must not hide the failure; the title names LLVM's error
+            "[Bug] Board X, LLVM Error with TVM 9.1",
+            "Previously, my setup was working as expected with TVM 9.0.\n"
+            "Now the tutorial code can not be executed with an error.",
+            "LLVM Error",
+        ),
+        (
+            "[Bug] vector target",
+            "Running the linked tutorial prints\n\n```\nLLVM ERROR: Cannot select: t12: v4i32 = foo\n```",
+            "LLVM ERROR: Cannot select: t12: v4i32 = foo",
+        ),
+    ],
+)
+def test_tvm_diagnostics_without_a_repro_are_tvm_errors(title: str, text: str, sig: str) -> None:
+    got = parse_reported(Issue(title=title, body=text, author="a"), NONE)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR, got
+    assert sig in got.signature
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "### Expected behavior\n\nno error\n\n### Actual behavior\n\nIt prints the IR twice.",
+        "**Expected behavior:**\n\nIt runs without errors.\n\n**Environment**\n\nLinux",
+        "Expected: the build succeeds.",
+    ],
+)
+def test_an_expectation_is_not_a_pass(text: str) -> None:
+    for repro in (REPRO, NONE):
+        got = parse_reported(Issue(title="[Bug] x", body=text, author="a"), repro)
+        assert got is None or got.outcome != Outcome.PASSED, got
+
+
+def test_pass_words_about_another_version_do_not_count() -> None:
+    text = "It used to work fine with version 0.9. Since the upgrade the IR looks odd."
+    got = parse_reported(Issue(title="[Bug] x", body=text, author="a"), NONE)
+    assert got is not None and got.outcome != Outcome.PASSED
+    fine = "I ran it again today and it works fine, thanks."
+    got = parse_reported(Issue(title="Split question", body=fine, author="a"), NONE)
+    assert got is not None and got.outcome == Outcome.PASSED
+
+
+def test_template_with_only_an_error_title_stays_no_repro() -> None:
+    template = (
+        "### Expected behavior\n\nWhat you were expecting\n\n### Actual behavior\n\n"
+        "What actually happened\n\n### Steps to reproduce\n\nPreferably a minimal script\n"
+    )
+    got = parse_reported(Issue(title="[Bug] Error when importing tvm", body=template), NONE)
+    assert got is not None and got.outcome == Outcome.NO_REPRO

@@ -422,8 +422,12 @@ def bwrap_argv(
     ]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         a += _top_level(top)
+    # Interpreter directories under /tmp or /dev/shm (a checkout in /tmp, say) are bound after
+    # the private tmpfs mounts below, which would otherwise hide them.
+    late = [d for d in interp.binds if _under(d, SANDBOX_TMP) or _under(d, "/dev/shm")]
     for d in interp.binds:
-        a += ["--ro-bind", d, d]
+        if d not in late:
+            a += ["--ro-bind", d, d]
     for src in _ETC_RO_BINDS:
         if src not in etc_fds:
             a += ["--ro-bind-try", src, src]
@@ -444,6 +448,8 @@ def bwrap_argv(
     a += ["--size", size, "--tmpfs", "/dev/shm"]
     a += ["--size", size, "--perms", "1777", "--tmpfs", SANDBOX_TMP]
     a += ["--remount-ro", "/dev"]  # /dev/shm (its own tmpfs) stays writable
+    for d in late:
+        a += ["--ro-bind", d, d]
     a += ["--dir", SANDBOX_SCRATCH]
     a += ["--perms", "0644", "--file", str(script_fd), f"{SANDBOX_SCRATCH}/{SCRIPT_NAME}"]
     a += ["--remount-ro", "/"]
@@ -456,6 +462,10 @@ def bwrap_argv(
         a += ["--setenv", k, v]
     a += ["--", interp.executable, "-X", "faulthandler", SCRIPT_NAME, *args]
     return a
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def _top_level(path: str) -> list[str]:

@@ -760,3 +760,22 @@ def test_child_env_is_an_allow_list() -> None:
     assert env["TVM_BACKTRACE"] == "1" and env["HOME"] == "/tmp/scratch"
     assert env["TVM_NUM_THREADS"] == "2" and env["PATH"] == sb.SANDBOX_PATH
     assert not {"GITHUB_TOKEN", "REDIS_URL", "REPROBOT_CONFIG", "A=B"} & set(env)
+
+
+def test_interpreter_living_under_tmp_still_runs(tmp_path: Path) -> None:
+    """A checkout (and its venv) under /tmp is not hidden by the sandbox's private /tmp."""
+    venv = tmp_path / "venv"
+    subprocess.run([PY, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+                   check=True, timeout=120)
+    assert str(venv).startswith("/tmp/")
+    res = run_script("import sys; print(sys.prefix)", python=str(venv / "bin" / "python"),
+                     sandbox=CFG)
+    assert res.exit_code == 0, res
+    assert res.stdout_tail.strip() == str(venv)
+    # ...and it is read-only there, while scratch stays writable.
+    res = run_script(
+        f"open('ok.txt', 'w').write('x')\nopen({str(venv / 'pwned')!r}, 'w')\n",
+        python=str(venv / "bin" / "python"), sandbox=CFG,
+    )
+    assert res.exit_code == 1 and "Read-only file system" in res.stderr_tail, res
+    assert not (venv / "pwned").exists()

@@ -593,6 +593,15 @@ def _classify_error(
             evidence=ev,
         )
 
+    # 0. The script reads an input file (a model, data) that the issue does not include.
+    missing_file = _missing_input_file(short, text, script)
+    if missing_file:
+        return _missing(
+            missing_file, signature, ev,
+            detail=f"The script reads `{missing_file}`, which is not in the issue: attach it, "
+            "or build it in the script, so the bot can get further.",
+        )
+
     # 1. The device is absent on this worker (TVM or the driver says so).
     if _DEVICE_ABSENT_RE.search(text):
         return _needs_gpu(signature, needs, ev)
@@ -794,6 +803,24 @@ def _wrong_signature(err: PyError, fallback: str) -> str:
         if line.strip().startswith("Mismatched elements"):
             return line.strip()
     return fallback
+
+
+_NO_SUCH_FILE_RE = re.compile(r"No such file or directory: '([^']+)'")
+
+
+def _missing_input_file(short: str, text: str, script: str) -> str:
+    """The file a FileNotFoundError names, when the script names it as a literal (an input the
+    reporter had and did not share); "" otherwise."""
+    if short not in {"FileNotFoundError", "OSError", "IOError"}:
+        return ""
+    m = _NO_SUCH_FILE_RE.search(text)
+    if not m:
+        return ""
+    path = m.group(1)
+    name = path.rsplit("/", 1)[-1]
+    if not name or (path not in script and name not in script):
+        return ""
+    return path
 
 
 def _missing(

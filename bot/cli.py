@@ -8,6 +8,7 @@ cheap to start.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -38,6 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BOT_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `reprobot triage x.md | head`
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return 0
 
 
 def _parser() -> argparse.ArgumentParser:

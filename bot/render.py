@@ -50,7 +50,7 @@ OUTCOME_TEXT = {
     Outcome.WRONG_RESULT: "the script's result check failed",
     Outcome.PYTHON_ERROR: "the script's own code failed",
     Outcome.API_MISMATCH: "the script uses a TVM API that no longer exists",
-    Outcome.MISSING_DEPENDENCY: "a package the script needs is missing",
+    Outcome.MISSING_DEPENDENCY: "a package or input file the script needs is missing",
     Outcome.NEEDS_GPU: "the script needs a GPU",
     Outcome.RESOURCE_LIMIT: "the run hit a sandbox limit",
     Outcome.TIMEOUT: "the run timed out",
@@ -258,11 +258,17 @@ def _summary(t: Triage) -> list[str]:
         lines.append(safe(cls.detail))
     extra = {
         Outcome.API_MISMATCH: API_MISMATCH_ASK,
-        Outcome.MISSING_DEPENDENCY: MISSING_DEPENDENCY_NOTE,
+        Outcome.MISSING_DEPENDENCY: (
+            MISSING_DEPENDENCY_NOTE if "not in the issue" not in cls.detail else ""
+        ),
         Outcome.NEEDS_GPU: NEEDS_GPU_NOTE if "GPU" not in cls.detail else "",
     }.get(t.outcome, "")
     if extra:
         lines += ["", extra]
+    note = (t.repro.reason or "").strip()
+    if note and t.outcome not in (Outcome.PASSED, Outcome.MISSING_DEPENDENCY):
+        # e.g. the script loads a model file the issue does not include.
+        lines += ["", f"Note: {safe(note)}"]
     return lines
 
 

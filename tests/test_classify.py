@@ -677,3 +677,21 @@ def test_cuda_errors() -> None:
         environment={"gpu": "NVIDIA H100", "cuda_enabled": "true"},
     )
     assert illegal.outcome == Outcome.TVM_ERROR
+
+
+def test_missing_input_file_is_a_missing_dependency_not_a_script_error():
+    run = RunResult(
+        exit_code=1, signal=None, seconds=0.5,
+        stderr_tail=(
+            "Traceback (most recent call last):\n"
+            '  File "/tmp/scratch/repro.py", line 3, in <module>\n'
+            '    model = onnx.load("model.onnx")\n'
+            "FileNotFoundError: [Errno 2] No such file or directory: 'model.onnx'\n"
+        ),
+    )
+    cls = classify(run, script='import onnx\nmodel = onnx.load("model.onnx")\n')
+    assert cls.outcome == Outcome.MISSING_DEPENDENCY
+    assert "model.onnx" in cls.detail
+    # A file the script does not name (its own bug) stays the script's error.
+    other = classify(run, script="import onnx\nmodel = onnx.load(path_from_elsewhere)\n")
+    assert other.outcome == Outcome.PYTHON_ERROR

@@ -110,8 +110,8 @@ NO_REPRO_ASK = (
     "```` ```python ```` code block? The bot will run it against the current TVM and report back."
 )
 INFRA_MESSAGE = (
-    "Our side failed: the bot could not run the script. This is not a result of your script. "
-    "It will be retried; you can also comment `/retest`."
+    "Our side failed: the bot could not run the script, and trying again did not help. This "
+    "is not a result of your script. A maintainer can comment `/retest` once it is fixed."
 )
 API_MISMATCH_ASK = (
     "The script stops on a TVM API that no longer exists, so it cannot show the reported "

@@ -318,6 +318,7 @@ def run_job(
                 sandbox=config.sandbox,
                 gpu=bool(job.get("gpu")),
                 pass_env=pass_env,
+                cache_dir=cache_dir,
             )
             environment = probe.result()
     except InfraError as e:

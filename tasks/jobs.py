@@ -20,6 +20,8 @@ from tasks.app import TASK_REPORT, TASK_RUN, TASK_STATUS, TASK_TRIAGE, runtime
 log = logging.getLogger("reprobot.tasks")
 
 MAX_RETRIES = 6
+# A run that failed on our side is tried this many more times before it is reported.
+INFRA_RETRIES = 2
 
 
 def _backoff(task: Task) -> int:
@@ -73,6 +75,10 @@ def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
         log.exception("run job %s failed on our side", job_id)
         result = {"job_id": job_id, "worker_name": hostname, "run": None, "environment": {},
                   "infra_error": f"worker error: {type(e).__name__}: {e}"}
+    if result.get("infra_error") and self.request.retries < INFRA_RETRIES:
+        # Our side failed (sandbox, interpreter, worker): try again before saying so.
+        log.warning("run job %s: infra error, retrying: %s", job_id, result["infra_error"])
+        raise self.retry(countdown=_backoff(self), max_retries=INFRA_RETRIES)
     rt.enqueue(TASK_REPORT, [result], "triage")
     return {"job_id": job_id, "skipped": result.get("skipped", "")}
 

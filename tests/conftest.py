@@ -285,12 +285,14 @@ class Service:
         return proc
 
     def worker(self, queues: str = "triage,cpu", *, concurrency: int = 2,
-               visibility_timeout: int | None = None, github: bool = True) -> Proc:
+               visibility_timeout: int | None = None, github: bool = True,
+               extra_env: dict[str, str] | None = None) -> Proc:
         # The real console command, as an operator starts it.
         argv = [sys.executable, "-m", "bot.cli", "worker", "--queues", queues,
                 "--concurrency", str(concurrency)]
         env = self.env(github=github)
         env["REPROBOT_CONFIG"] = str(self.config_file(visibility_timeout))
+        env.update(extra_env or {})
         proc = self._start(f"worker-{queues.replace(',', '-')}", argv, env)
         proc.wait_for(" ready.", 120)
         return proc

@@ -1,6 +1,5 @@
 """The service end to end, every part real on loopback: a redis-server, Celery worker processes
-(``python -m tasks.app``, the code behind ``reprobot worker``), the receiver (``reprobot serve``
-under uvicorn), real scripts against apache-tvm in the bwrap sandbox. Only GitHub is our fake.
+(``reprobot worker``), the receiver (``reprobot serve`` under uvicorn), real scripts against apache-tvm in the bwrap sandbox. Only GitHub is our fake.
 
 Webhooks are built from the fake's own state in GitHub's shapes and signed like GitHub does.
 """
@@ -350,3 +349,41 @@ def test_processes_refuse_to_start_without_what_they_need(tmp_path: Path, probe_
     if find_gpu() is None:
         err = start_fails(svc, ["-m", "tasks.app", "--queues", "gpu"], svc.env(github=False))
         assert "no GPU" in err
+
+
+def test_our_failure_is_retried_then_reported_as_infra_error_never_as_a_result(
+    tmp_path: Path, probe_cache: Path
+):
+    """A run worker whose TVM interpreter is gone: the run is tried again, then the comment
+    says our side failed (infra-error, inconclusive) - never "not reproduced"."""
+    server = RedisServer(tmp_path / "redis").start()
+    gh = FakeGitHub().start()
+    from conftest import BOT_TOKEN
+
+    gh.add_token(BOT_TOKEN, BOT_LOGIN)
+    gh.add_repo(REPO)
+    svc = Service(tmp_path, server.url, gh, probe_cache)
+    # The worker starts with a working interpreter, which then disappears (a broken deploy).
+    python = tmp_path / "tvm-env" / "python"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    try:
+        svc.worker("triage", concurrency=1)
+        svc.worker("cpu", concurrency=1, github=False,
+                   extra_env={"REPROBOT_TVM_PYTHON": str(python)})
+        svc.receiver()
+        python.unlink()
+        n = open_issue(svc)
+        result = wait_result(svc, n, timeout=180)
+        assert result["outcome"] == "infra-error"
+        assert result["verdict"] == "inconclusive"
+        (c,) = bot_comments(gh, n)
+        assert "Our side failed" in c["body"] and "not a result of your script" in c["body"]
+        labels = gh.issue_labels(REPO, n)
+        assert "repro: infra-error" in labels and "repro: not-reproduced" not in labels
+        worker_log = "".join(p.output() for p in svc.procs if p.name.startswith("worker-cpu"))
+        assert worker_log.count("infra error, retrying") == 2
+    finally:
+        svc.stop_all()
+        gh.stop()
+        server.stop()

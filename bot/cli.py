@@ -35,7 +35,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: int = args.func(args, cfg)
         return result
     except ReprobotError as e:
-        print(f"reprobot: error: {e}", file=sys.stderr)
+        one_line = " ".join(str(e).split())
+        print(f"reprobot: error: {one_line}", file=sys.stderr)
         return EXIT_BOT_ERROR
     except KeyboardInterrupt:
         return 130

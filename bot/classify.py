@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.api_changes import lookup, lookup_member
 from bot.models import Classification, Outcome, RunResult
@@ -317,6 +317,233 @@ def _first_nonempty(lines: tuple[str, ...]) -> str:
     return next((ln.strip() for ln in lines if ln.strip()), "")
 
 
+# --------------------------------------------------------------------------------------------
+# Where in TVM a failure happened: C++ source files, C++ functions and pass names. Carried as
+# evidence lines ("TVM location: file fuse_ops.cc") by classify() and parse_reported(), read by
+# compare(): two failures of one class that pass through the same TVM code are the same bug
+# even when TVM reworded its message (or the reporter's paste lost the message).
+
+LOCATION_PREFIX = "TVM location: "
+LOCATION_KINDS = ("file", "function", "pass")
+
+
+@dataclass(frozen=True)
+class Locations:
+    """TVM locations, each tuple ordered outermost first (the deepest last)."""
+
+    files: tuple[str, ...] = ()  # C++ source file names: "fuse_ops.cc"
+    functions: tuple[str, ...] = ()  # C++ functions: "tvm::relax::FuseOpsMutator::VisitExpr_"
+    passes: tuple[str, ...] = ()  # pass names: "FuseOps"
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.functions or self.passes)
+
+    def evidence(self) -> tuple[str, ...]:
+        return (
+            *(f"{LOCATION_PREFIX}file {f}" for f in self.files),
+            *(f"{LOCATION_PREFIX}function {f}" for f in self.functions),
+            *(f"{LOCATION_PREFIX}pass {p}" for p in self.passes),
+        )
+
+    @classmethod
+    def from_evidence(cls, evidence: tuple[str, ...]) -> Locations:
+        got: dict[str, list[str]] = {k: [] for k in LOCATION_KINDS}
+        for line in evidence:
+            if line.startswith(LOCATION_PREFIX):
+                kind, _, name = line[len(LOCATION_PREFIX) :].partition(" ")
+                if kind in got and name:
+                    got[kind].append(name)
+        return cls(tuple(got["file"]), tuple(got["function"]), tuple(got["pass"]))
+
+
+def location_key(name: str) -> str:
+    """``fuse_ops.cc``, ``FuseOps`` and ``tvm::relax::transform::FuseOps`` all key to
+    ``fuseops`` (the last ``::`` segment, extension dropped, case and underscores ignored)."""
+    last = name.rsplit("::", 1)[-1]
+    last = re.sub(r"\.(?:cc|cpp|cu|cxx|c)$", "", last)
+    return re.sub(r"[^a-z0-9]", "", last.lower())
+
+
+def _function_key(name: str) -> str:
+    """``Class::method`` of a qualified C++ name, lower-case (namespaces move between versions:
+    ``tvm::tir`` became ``tvm::tirx``)."""
+    return "::".join(name.lower().split("::")[-2:])
+
+
+# C++ frames: ``File "src/x.cc", line N, in FUNC`` (TVM >= 0.20), ``N: FUNC`` followed by
+# ``at src/x.cc:N`` (older), ``[bt] (N) libtvm.so(FUNC+0x..)`` (oldest); log lines
+# ``[hh:mm:ss] src/x.cc:N: Check failed`` name a file.
+_LOC_PY_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>.+?)\s*$')
+_LOC_NUM_FRAME_RE = re.compile(r"^\s*(?P<n>\d+): (?P<func>\S.*?)\s*$")
+_LOC_BT_FRAME_RE = re.compile(r"^\s*\[bt\] \((?P<n>\d+)\) [^(\s]*\((?P<func>[^+)]+)")
+_LOC_AT_RE = re.compile(r"^\s*at (?P<path>\S+?\.(?:cc|cpp|cu|h|hpp)):\d+\s*$")
+_LOC_LOG_RE = re.compile(
+    r"(?P<path>(?:[\w.\-]+/)*(?:src|include)/[\w/.\-]+\.(?:cc|cpp|cu)):\d+:"
+    r"(?=[^\n]*(?:Check failed|[Ee]rror|[Cc]annot|[Uu]nable|not supported|[Ii]nvalid))"
+)
+_LOC_SOURCE_EXTS = (".cc", ".cpp", ".cu", ".cxx")
+# Files and functions every failure passes through (error machinery, pass infrastructure,
+# generic IR visitors): they say nothing about where the bug is.
+_GENERIC_FILE_KEYS = frozenset(
+    {
+        "transform",
+        "cruntimeapi",
+        "logging",
+        "function",
+        "registry",
+        "packedfunc",
+        "object",
+        "exprfunctor",
+        "stmtfunctor",
+        "typefunctor",
+        "structinfofunctor",
+        "blockbuilder",
+        "module",
+        "traceback",
+        "backtrace",
+        "error",
+        "passinstrument",
+        "irbuilder",
+        "core",
+    }
+)
+_GENERIC_FUNC_RE = re.compile(
+    r"^(?:tvm::(?:runtime|ffi|transform|detail|support)::|TVM|std::|__|_Py|Py)"
+    r"|(?:^|::)(?:Py)?(?:Expr|Stmt|StmtExpr|Type|StructInfo|Pattern|Dataflow|Attr|IR|Block)?"
+    r"(?:Functor|Mutator|MutatorBase|Visitor|Rewriter)(?:<[^:]*>)?::"
+    r"|(?:^|::)(?:BlockBuilder\w*|Normalizer|LogFatal|LogCheck\w*|PassNode|ModulePassNode"
+    r"|FunctionPassNode|PrimFuncPassNode|SequentialNode|Pass)::"
+)
+# Verbs TVM's pass names start with (``FuseOps``, ``LegalizeOps``, ``UnrollLoop``, ...).
+_PASS_VERBS = (
+    "Fuse|Defuse|Legalize|Fold|Simplify|Eliminate|Convert|Lower|Inject|Unroll|Vectorize"
+    "|Canonicalize|Decompose|Specialize|Annotate|Bind|Flatten|Inline|Hoist|Narrow|Partition|Plan"
+    "|Rewrite|Alter|Combine|Expand|Remove|Split|Merge|Lift|Compact|Make|Attach|Normalize|Update"
+    "|Dead|Static|Storage|Common|Infer|Instrument|Thread|Loop|Renew|Unify|Realize|Reorder|Layout"
+    "|Manifest|Replace|Allocate|Kill|Dispatch|Bundle|Gradient|Lazy|Propagate|Force|Transform|To"
+)
+_CAMEL = r"[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+"
+_PASS_RE = re.compile(
+    rf"\btransform\.(?P<t>{_CAMEL})\b"
+    rf"|(?<!\w)(?P<v>(?:{_PASS_VERBS})(?:[A-Z][A-Za-z0-9]*)+)\b"
+)
+_NOT_PASSES = frozenset(
+    {
+        "PassContext",
+        "PassInfo",
+        "PassInstrument",
+        "ModulePass",
+        "FunctionPass",
+        "PrimFuncPass",
+        "DataflowBlockPass",
+        "Sequential",
+    }
+)
+
+
+def pass_names(text: str) -> tuple[str, ...]:
+    """Pass names in ``text`` (``relax.transform.FuseOps``, ``LegalizeOps``, ``tir.UnrollLoop``)."""
+    out: list[str] = []
+    for m in _PASS_RE.finditer(text):
+        name = m.group("t") or m.group("v")
+        if name and name not in _NOT_PASSES and name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _cpp_function(func: str) -> str:
+    """``tvm::relax::Expr tvm::relax::Foo::Bar(tvm::Call)`` -> ``tvm::relax::Foo::Bar``."""
+    s = func.split("::{lambda", 1)[0]
+    prev = None
+    while prev != s:
+        prev, s = s, re.sub(r"<[^<>]*>", "", s)
+    s = s.split("(", 1)[0].strip()
+    s = s.split()[-1] if s.split() else ""
+    return s if "::" in s and re.fullmatch(r"[\w:~]+", s) else ""
+
+
+def cpp_frames(lines: list[str]) -> list[tuple[str, str]]:
+    """``(path, function)`` of every C++ frame in ``lines``, outermost first."""
+    out: list[tuple[str, str]] = []
+    run: list[tuple[int, str, str]] = []  # a numbered backtrace: (n, path, func)
+
+    def flush() -> None:
+        if run:
+            ordered = sorted(run, key=lambda r: -r[0])  # the highest number is outermost
+            out.extend((p, f) for _, p, f in ordered)
+            run.clear()
+
+    for line in lines:
+        m = _LOC_PY_FRAME_RE.match(line)
+        if m:
+            flush()
+            out.append((m["path"], m["func"]))
+            continue
+        n = _LOC_NUM_FRAME_RE.match(line) or _LOC_BT_FRAME_RE.match(line)
+        if n:
+            run.append((int(n["n"]), "", n["func"]))
+            continue
+        at = _LOC_AT_RE.match(line)
+        if at and run:
+            k, _, f = run[-1]
+            run[-1] = (k, at["path"], f)
+            continue
+        flush()
+        lg = _LOC_LOG_RE.search(line)
+        if lg:
+            out.append((lg["path"], ""))
+    flush()
+    return out
+
+
+def locations_of(frames: list[tuple[str, str]], text: str = "") -> Locations:
+    """The specific TVM locations of some C++ frames (generic machinery dropped, deduplicated
+    keeping the deepest occurrence), and the pass names ``text`` names."""
+    files: list[str] = []
+    funcs: list[str] = []
+    for path, func in frames:
+        p = path.replace("\\", "/")
+        name = p.rsplit("/", 1)[-1]
+        if p.endswith(_LOC_SOURCE_EXTS) and location_key(name) not in _GENERIC_FILE_KEYS:
+            if name in files:
+                files.remove(name)
+            files.append(name)
+        fn = _cpp_function(func) if func else ""
+        if fn.startswith("tvm::") and not _GENERIC_FUNC_RE.search(fn):
+            if fn in funcs:
+                funcs.remove(fn)
+            funcs.append(fn)
+    return Locations(tuple(files[-6:]), tuple(funcs[-6:]), pass_names(text)[:6])
+
+
+def same_location(a: Locations, b: Locations) -> str:
+    """What two failures share in TVM ("" when nothing): the deepest C++ file or function of
+    one among the other's, or a pass name (matched also against file and function names)."""
+    a_files = {location_key(f): f for f in a.files}
+    b_files = {location_key(f): f for f in b.files}
+    for x, y in ((a.files, b_files), (b.files, a_files)):
+        if x and location_key(x[-1]) in y:
+            return f"both fail in {x[-1]}"
+    a_funcs = {_function_key(f): f for f in a.functions}
+    b_funcs = {_function_key(f): f for f in b.functions}
+    for x, y in ((a.functions, b_funcs), (b.functions, a_funcs)):
+        if x and _function_key(x[-1]) in y:
+            return f"both fail in {x[-1]}"
+
+    def named(loc: Locations) -> set[str]:
+        keys = {location_key(p) for p in loc.passes} | {location_key(f) for f in loc.files}
+        for fn in loc.functions:
+            keys |= {re.sub(r"[^a-z0-9]", "", s.lower()) for s in fn.split("::")}
+        return keys
+
+    for side, other in ((a, b), (b, a)):
+        keys = named(other)
+        for p in side.passes:
+            if location_key(p) in keys:
+                return f"both fail in the {p} pass"
+    return ""
+
+
 def _crash_signal(run: RunResult, stderr: str) -> int | None:
     if run.signal is not None and run.signal in CRASH_SIGNALS:
         return run.signal
@@ -445,7 +672,21 @@ def classify(
     err = parse_last_error(run.stderr_tail) or parse_last_error(run.stdout_tail)
     if err is None:
         return _no_traceback(run, needs, env)
-    return _classify_error(err, run, script, needs, env)
+    return _with_locations(_classify_error(err, run, script, needs, env), err)
+
+
+def _with_locations(cls: Classification, err: PyError) -> Classification:
+    """A TVM-side failure's evidence gains where in TVM it failed (see :class:`Locations`)."""
+    if cls.outcome not in (Outcome.INTERNAL_ERROR, Outcome.TVM_ERROR):
+        return cls
+    frames = [(f.path, f.func) for f in err.frames] + cpp_frames(list(err.lines))
+    text = err.text
+    frame = _innermost_script_frame(err)
+    if frame is not None and len(pass_names(frame.source)) == 1:
+        # The script's line that called into TVM runs one pass: the failure is inside it.
+        text = f"{frame.source}\n{text}"
+    loc = locations_of(frames, text)
+    return replace(cls, evidence=(*cls.evidence, *loc.evidence())) if loc else cls
 
 
 def _last_line(text: str) -> str:
@@ -463,10 +704,11 @@ def _no_traceback(run: RunResult, needs: tuple[str, ...], env: Mapping[str, str]
     code = run.exit_code
     for line in both:
         if "Check failed" in line:
+            loc = locations_of(cpp_frames(both), line)
             return Classification(
                 Outcome.INTERNAL_ERROR,
                 signature=normalize_paths(line.strip()),
-                evidence=(normalize_paths(line.strip()),),
+                evidence=(normalize_paths(line.strip()), *loc.evidence()),
             )
     for line in both:
         if _DEVICE_ABSENT_RE.search(line):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from bot.classify import Locations, same_location
 from bot.models import (
     FAILURE_OUTCOMES,
     INCONCLUSIVE_OUTCOMES,
@@ -220,6 +221,12 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
     same_class = rep_outcome == cls.outcome or (rep_outcome in TVM_SIDE and cls.outcome in TVM_SIDE)
     if same_class and signatures_match(reported.signature, cls.signature):
         return Comparison(Verdict.REPRODUCED, (*ev, "same failure as reported"))
+    rep_loc = Locations.from_evidence(reported.evidence)
+    where = same_location(rep_loc, Locations.from_evidence(cls.evidence)) if same_class else ""
+    if where:
+        return Comparison(
+            Verdict.REPRODUCED, (*ev, f"same kind of failure at the same place: {where}")
+        )
     if same_class:
         return Comparison(
             Verdict.DIFFERENT_FAILURE,

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.classify import normalize_paths, parse_last_error
+from bot.classify import cpp_frames, locations_of, normalize_paths, parse_last_error
 from bot.models import Issue, Outcome, Reported, Repro
 
 # --------------------------------------------------------------------------------------------
@@ -92,8 +92,27 @@ _CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
 _LOOSE_CRASH_RE = re.compile(r"\bcrash(?:es|ed|ing)?\b|\babort(?:s|ed|ing)?\b", re.IGNORECASE)
 _HANG_RE = re.compile(
     r"\bhangs?\b|\bhanging\b|\bhung\b|\bstuck\b|\binfinite loop\b|\bdeadlock(?:s|ed)?\b"
-    r"|\bnever (?:finishes|ends|terminates|returns|completes|stops)\b|\btime[sd] out\b"
-    r"|\bfreezes\b|\bruns? forever\b|\btakes? forever\b",
+    r"|\bnever (?:finish|end|terminate|return|complete|stop|halt)(?:e?s|e?d)?\b|\btime[sd] out\b"
+    r"|\bfreezes\b|\b(?:runs?|running|goes on|going on|compiles?|compiling|continues?) "
+    r"(?:forever|indefinitely|endlessly)\b|\btak(?:es?|ing) (?:forever|an eternity)\b"
+    # runaway compilation: "continuous compilation", "compiles continuously", "endless compile"
+    r"|\b(?:continuous(?:ly)?|endless(?:ly)?|infinite(?:ly)?|never-ending) compil\w*"
+    r"|\bcompil\w* (?:continuously|endlessly|without end)\b",
+    re.IGNORECASE,
+)
+# Runaway memory, with no word about time: the run would hit the worker's memory limit.
+_MEMORY_RE = re.compile(
+    r"\bmemory (?:usage |use |consumption |footprint )?(?:keeps?|kept|continues|continued|is|was)?"
+    r" ?(?:slowly |steadily |constantly |rapidly |quickly )?(?:increas|grow|ris|climb|explod)\w*"
+    r"|\b(?:increasing|growing|unbounded|exploding|excessive|huge) memory\b"
+    r"|\b(?:runs?|running|ran|goes|went) out of (?:memory|RAM)\b|\bOOM(?:-killed)?\b"
+    r"|\bout-of-memory\b|\bmemory (?:leak|explosion|blow-?up)s?\b",
+    re.IGNORECASE,
+)
+# "the machine crashed" (under a runaway compile) is not the process crashing.
+_MACHINE_CRASH_RE = re.compile(
+    r"\b(?:machine|system|computer|kernel|pc|laptop|server|host|os)(?:'s)? "
+    r"(?:(?:has|had|would|will|eventually|finally) )?(?:crash|abort)\w*\b",
     re.IGNORECASE,
 )
 _NEGATION_RE = re.compile(
@@ -251,11 +270,11 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     ):
         found = finder(lines)
         if found is not None:
-            return _tidy(found)
+            return _located(_tidy(found), lines)
     if repro.found:
         found = _generic_failure(lines)
         if found is not None:
-            return _tidy(found)
+            return _located(_tidy(found), lines)
     found = _passed(issue, lines)
     if found is not None:
         return found
@@ -272,6 +291,18 @@ def _tidy(rep: Reported) -> Reported:
     sig = _TAGS_RE.sub("", rep.signature).strip()
     sig = sig.strip("`* ").rstrip(".,;:").rstrip("`* ").strip()
     return Reported(rep.outcome, sig, rep.evidence)
+
+
+def _located(rep: Reported, lines: list[_Line]) -> Reported:
+    """A TVM-side report gains where in TVM the reporter saw it fail: the C++ files and
+    functions of their tracebacks, and the passes the title or the error line name (as
+    ``TVM location: ...`` evidence lines that :func:`bot.compare.compare` reads)."""
+    if rep.outcome not in (Outcome.INTERNAL_ERROR, Outcome.TVM_ERROR):
+        return rep
+    frames = cpp_frames([ln.text for ln in lines if ln.where != "title"])
+    title = next((ln.text for ln in lines if ln.where == "title"), "")
+    loc = locations_of(frames, f"{title}\n{rep.signature}")
+    return Reported(rep.outcome, rep.signature, (*rep.evidence, *loc.evidence())) if loc else rep
 
 
 def _crash(lines: list[_Line]) -> Reported | None:
@@ -422,7 +453,7 @@ def _cut_cpp_traceback(lines: list[_Line]) -> Reported | None:
     if not last_cpp:
         return None
     title = next((ln.text for ln in lines if ln.where == "title"), "")
-    sig = _TAGS_RE.sub("", title).strip() or last_cpp
+    sig = _TAGS_RE.sub("", title).replace("`", "").strip() or last_cpp
     return Reported(Outcome.INTERNAL_ERROR, signature=sig, evidence=(last_cpp,))
 
 
@@ -456,7 +487,10 @@ def _body_first(lines: list[_Line]) -> list[_Line]:
 
 def _loose_crash(lines: list[_Line]) -> Reported | None:
     for ln in _body_first(lines):
+        machine = [mc.span() for mc in _MACHINE_CRASH_RE.finditer(ln.text)]
         for m in _LOOSE_CRASH_RE.finditer(ln.text):
+            if any(a <= m.start() < b for a, b in machine):
+                continue
             if not _negated(ln.text, m.start()):
                 return Reported(
                     Outcome.CRASH,
@@ -467,14 +501,20 @@ def _loose_crash(lines: list[_Line]) -> Reported | None:
 
 
 def _hang(lines: list[_Line]) -> Reported | None:
-    for ln in _body_first(lines):
-        for m in _HANG_RE.finditer(ln.text):
-            if not _negated(ln.text, m.start()):
-                return Reported(
-                    Outcome.TIMEOUT,
-                    signature=_sentence(ln.text, m.group(0)),
-                    evidence=(ln.text.strip(),),
-                )
+    """Runaway time ("hangs", "never finishes", "continuous compilation"): ``timeout``, also
+    when memory grows with it; runaway memory with no word about time ("runs out of memory",
+    "OOM", "memory keeps growing"): ``resource-limit``."""
+    for outcome, pat in ((Outcome.TIMEOUT, _HANG_RE), (Outcome.RESOURCE_LIMIT, _MEMORY_RE)):
+        for ln in _body_first(lines):
+            if _expectation(ln):
+                continue
+            for m in pat.finditer(ln.text):
+                if not _negated(ln.text, m.start()):
+                    return Reported(
+                        outcome,
+                        signature=_sentence(ln.text, m.group(0)),
+                        evidence=(ln.text.strip(),),
+                    )
     return None
 
 
@@ -536,8 +576,18 @@ _TEMPLATE_LINE_RE = re.compile(
 )
 
 
+_ACTUAL_LINE_RE = re.compile(
+    r"^\s*(?:\*\*)?(?:reality|actual(?:ly)?|in reality|instead|observed|what actually happened"
+    r"|actual (?:behaviou?r|result|output))\b",
+    re.IGNORECASE,
+)
+
+
 def _expectation(ln: _Line) -> bool:
-    """A line that says what should happen ("Expected behavior: no error"), not what did."""
+    """A line that says what should happen ("Expected behavior: no error"), not what did (a
+    "Reality: ..." / "Actual: ..." line under an expectation heading says what did)."""
+    if _ACTUAL_LINE_RE.match(ln.text):
+        return False
     return ln.section.startswith(("expected", "what you were expecting")) or bool(
         re.match(r"^\s*(?:expected|what you were expecting|i expect|it should)\b", ln.text, re.I)
     )

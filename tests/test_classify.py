@@ -12,8 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from bot.classify import classify, frame_kind, normalize_paths, parse_last_error
-from bot.models import Outcome, RunResult
+from bot.classify import (
+    Locations,
+    classify,
+    cpp_frames,
+    frame_kind,
+    locations_of,
+    normalize_paths,
+    parse_last_error,
+    pass_names,
+)
+from bot.compare import compare
+from bot.models import Issue, Outcome, Repro, RunResult, Verdict
+from bot.reported import parse_reported
 
 NO_GPU = {"gpu": "", "cuda_enabled": "false"}
 
@@ -695,3 +706,96 @@ def test_missing_input_file_is_a_missing_dependency_not_a_script_error():
     # A file the script does not name (its own bug) stays the script's error.
     other = classify(run, script="import onnx\nmodel = onnx.load(path_from_elsewhere)\n")
     assert other.outcome == Outcome.PYTHON_ERROR
+
+
+# --- where in TVM it failed -----------------------------------------------------------------
+
+
+def test_real_tvm_error_names_its_cpp_location(runs: dict[str, RunResult]) -> None:
+    cls = classify(runs["tvm_value_error"], script=SCRIPTS["tvm_value_error"], environment=NO_GPU)
+    assert cls.outcome == Outcome.TVM_ERROR
+    loc = Locations.from_evidence(cls.evidence)
+    assert loc.files and all(f.endswith(".cc") for f in loc.files), cls.evidence
+    assert loc.functions and all(f.startswith("tvm::") for f in loc.functions), cls.evidence
+    assert "matmul" in loc.functions[-1].lower()
+
+
+def test_a_real_cut_report_of_the_same_failure_is_reproduced(
+    runs: dict[str, RunResult],
+) -> None:
+    # The reporter pasted the frames of the same real failure but lost the message line.
+    run = runs["tvm_value_error"]
+    cls = classify(run, script=SCRIPTS["tvm_value_error"], environment=NO_GPU)
+    frames = [ln for ln in run.stderr_tail.splitlines() if '.cc", line' in ln]
+    assert frames, run.stderr_tail
+    body = "```python\nprint(1)\n```\n\n```\nTraceback (most recent call last):\n" + "\n".join(
+        frames
+    )
+    issue = Issue(title="[Bug] matmul of two odd tensors", body=body + "\n```\n")
+    reported = parse_reported(issue, Repro(found=True, script="print(1)\n"))
+    assert reported is not None and reported.outcome == Outcome.INTERNAL_ERROR
+    assert compare(reported, cls).verdict == Verdict.REPRODUCED
+
+
+def _tvm_run(stderr: str) -> RunResult:
+    return RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=stderr)
+
+
+def test_old_style_backtrace_locations_deepest_last() -> None:
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/s/repro.py", line 7, in <module>\n'
+        "    mod = relay.transform.LowerGizmos()(mod)\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/tvm/ir/transform.py", line 160, in __call__\n'
+        "    return _ffi_transform_api.RunPass(self, mod)\n"
+        "tvm._ffi.base.TVMError: Traceback (most recent call last):\n"
+        "  2: tvm::transform::Pass::operator()(tvm::IRModule) const\n"
+        "        at /src/tvm/src/ir/transform.cc:258\n"
+        "  1: tvm::relay::GizmoLowerer::Lower(tvm::relay::Call const&)\n"
+        "        at /src/tvm/src/relay/transforms/gizmo_lowering.cc:77\n"
+        "  0: tvm::runtime::detail::LogFatal::Entry::Finalize()\n"
+        "        at /src/tvm/include/tvm/runtime/logging.h:590\n"
+        "TVMError: the gizmo has no sprocket\n"
+    )
+    cls = classify(_tvm_run(stderr))
+    assert cls.outcome == Outcome.TVM_ERROR
+    loc = Locations.from_evidence(cls.evidence)
+    assert loc.files == ("gizmo_lowering.cc",)
+    assert loc.functions == ("tvm::relay::GizmoLowerer::Lower",)
+    assert loc.passes == ("LowerGizmos",), "the script's line runs one pass"
+
+
+def test_a_bt_backtrace_and_a_log_line() -> None:
+    frames = cpp_frames(
+        [
+            "Stack trace:",
+            "  [bt] (0) /x/libtvm.so(tvm::runtime::Backtrace[abi:cxx11]()+0x1f) [0x7f]",
+            "  [bt] (1) /x/libtvm.so(tvm::tir::SprocketChecker::Visit(tvm::tir::Stmt)+0x2a) [0x7f]",
+            "  [bt] (2) /x/libtvm.so(tvm::tir::LowerSprockets(tvm::tir::PrimFunc)+0x9) [0x7f]",
+            "[10:00:00] /src/tvm/src/tir/transforms/lower_sprockets.cc:41: Check failed: n > 0",
+        ]
+    )
+    loc = locations_of(frames)
+    # [bt] (0) is the innermost frame: it comes last; the runtime's Backtrace is dropped.
+    assert loc.functions == ("tvm::tir::LowerSprockets", "tvm::tir::SprocketChecker::Visit")
+    assert loc.files == ("lower_sprockets.cc",)
+
+
+def test_pass_names() -> None:
+    text = (
+        "with tvm.transform.PassContext(opt_level=3): relax.transform.FoldWidgets()(mod); "
+        "then LegalizeOps and tir.UnrollLoop; IRModule, TensorType and PrimFunc are not passes"
+    )
+    assert pass_names(text) == ("FoldWidgets", "LegalizeOps", "UnrollLoop")
+
+
+def test_non_tvm_failures_carry_no_locations() -> None:
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/s/repro.py", line 3, in <module>\n'
+        "    relax.transform.FoldWidgets(undefined)\n"
+        "NameError: name 'undefined' is not defined\n"
+    )
+    cls = classify(_tvm_run(stderr))
+    assert cls.outcome == Outcome.PYTHON_ERROR
+    assert not Locations.from_evidence(cls.evidence)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.classify import Locations
 from bot.compare import compare, key_words, signatures_match
 from bot.models import INCONCLUSIVE_OUTCOMES, Classification, Outcome, Reported, Verdict
 
@@ -187,3 +188,115 @@ def test_signature_normalisation() -> None:
     assert signatures_match("", "anything at all")
     assert not signatures_match("ValueError: shape mismatch", "TypeError: shape mismatch")
     assert not signatures_match("fails to parse", "DiagnosticError: Undefined variable: Tensor")
+
+
+# --- the same place in TVM ------------------------------------------------------------------
+
+
+def located(
+    cls_or_rep: str, outcome: Outcome, sig: str, loc: Locations
+) -> Reported | Classification:
+    if cls_or_rep == "rep":
+        return Reported(outcome, sig, ("quoted line", *loc.evidence()))
+    return Classification(outcome, signature=sig, evidence=("the error", *loc.evidence()))
+
+
+def test_same_class_and_same_deepest_cpp_file_is_reproduced() -> None:
+    # The report's traceback was cut before its message: only the title and the frames remain.
+    reported = located(
+        "rep",
+        Oc.INTERNAL_ERROR,
+        "WidgetFolding pass breaks on scalar arguments",
+        Locations(
+            files=("widget_folding.cc",),
+            functions=("tvm::relax::WidgetFolder::Run", "tvm::relax::WidgetFolder::VisitExpr_"),
+        ),
+    )
+    observed = located(
+        "obs",
+        Oc.INTERNAL_ERROR,
+        "InternalError: Check failed: (ptr != nullptr) is false: expected a tensor argument",
+        Locations(
+            files=("widget_folding.cc",),
+            functions=("tvm::relax::WidgetFolder::FoldOne",),
+        ),
+    )
+    assert isinstance(reported, Reported) and isinstance(observed, Classification)
+    # Without the locations the words alone do not match.
+    assert (
+        compare(
+            Reported(reported.outcome, reported.signature),
+            obs(Oc.INTERNAL_ERROR, observed.signature),
+        ).verdict
+        == V.DIFFERENT_FAILURE
+    )
+    c = compare(reported, observed)
+    assert c.verdict == V.REPRODUCED, c.evidence
+    assert "widget_folding.cc" in c.evidence[-1]
+
+
+@pytest.mark.parametrize(
+    ("rep_loc", "obs_loc", "verdict", "why"),
+    [
+        (  # different files, different functions: another failure
+            Locations(files=("widget_folding.cc",), functions=("tvm::relax::WidgetFolder::Run",)),
+            Locations(files=("gizmo_lowering.cc",), functions=("tvm::tirx::GizmoLowerer::Lower",)),
+            V.DIFFERENT_FAILURE,
+            "",
+        ),
+        (  # the same deepest function; the namespace moved between versions (tir -> tirx)
+            Locations(functions=("tvm::tir::GizmoLowerer::VisitStmt_",)),
+            Locations(functions=("tvm::tirx::GizmoLowerer::VisitStmt_",)),
+            V.REPRODUCED,
+            "GizmoLowerer::VisitStmt_",
+        ),
+        (  # the report names the pass, the run fails in its source file
+            Locations(passes=("FoldWidgets",)),
+            Locations(files=("fold_widgets.cc",)),
+            V.REPRODUCED,
+            "FoldWidgets",
+        ),
+        (  # the run names the pass (its script line), the report's frames are in its class
+            Locations(functions=("tvm::relax::transform::LowerGizmos",)),
+            Locations(passes=("LowerGizmos",)),
+            V.REPRODUCED,
+            "LowerGizmos",
+        ),
+        (  # a pass the report names is not where the run fails
+            Locations(passes=("FoldWidgets",)),
+            Locations(files=("gizmo_lowering.cc",), passes=("LowerGizmos",)),
+            V.DIFFERENT_FAILURE,
+            "",
+        ),
+        (  # the report's deepest file is only an outer frame of the run: the run went deeper
+            Locations(files=("widget_folding.cc",)),
+            Locations(files=("widget_folding.cc", "gizmo_lowering.cc")),
+            V.REPRODUCED,
+            "widget_folding.cc",
+        ),
+        (  # one side has no locations at all
+            Locations(),
+            Locations(files=("widget_folding.cc",)),
+            V.DIFFERENT_FAILURE,
+            "",
+        ),
+    ],
+)
+def test_location_table(rep_loc: Locations, obs_loc: Locations, verdict: Verdict, why: str) -> None:
+    reported = located("rep", Oc.TVM_ERROR, "ValueError: gadget count must be positive", rep_loc)
+    observed = located(
+        "obs", Oc.INTERNAL_ERROR, "InternalError: Check failed: sprocket is defined", obs_loc
+    )
+    assert isinstance(reported, Reported) and isinstance(observed, Classification)
+    c = compare(reported, observed)
+    assert c.verdict == verdict, c.evidence
+    assert why in c.evidence[-1]
+
+
+def test_a_shared_location_does_not_bridge_different_classes() -> None:
+    loc = Locations(files=("widget_folding.cc",))
+    reported = located("rep", Oc.INTERNAL_ERROR, "Check failed: a == b", loc)
+    for outcome in (Oc.PYTHON_ERROR, Oc.CRASH, Oc.WRONG_RESULT):
+        observed = located("obs", outcome, "something else entirely", loc)
+        assert isinstance(reported, Reported) and isinstance(observed, Classification)
+        assert compare(reported, observed).verdict == V.DIFFERENT_FAILURE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.classify import Locations
 from bot.models import Comment, Issue, Outcome, Repro
 from bot.reported import parse_reported
 
@@ -428,3 +429,113 @@ def test_template_with_only_an_error_title_stays_no_repro() -> None:
     )
     got = parse_reported(Issue(title="[Bug] Error when importing tvm", body=template), NONE)
     assert got is not None and got.outcome == Outcome.NO_REPRO
+
+
+# --- where in TVM the reporter saw it fail --------------------------------------------------
+
+CUT_TRACEBACK = (
+    "Output:\n```\nTraceback (most recent call last):\n"
+    '  File "mine.py", line 9, in <module>\n'
+    '  File "src/relax/transform/widget_folding.cc", line 210, in operator()\n'
+    '  File "src/relax/transform/widget_folding.cc", line 88, in '
+    "tvm::relax::WidgetFolder::Run(tvm::IRModule)\n"
+    '  File "src/relax/transform/widget_folding.cc", line 97, in '
+    "tvm::relax::WidgetFolder::VisitExpr_(tvm::relax::CallNode const*)\n"
+    '  File "src/relax/transform/widget_fol\n```'
+)
+
+
+def test_a_cut_cpp_traceback_carries_its_tvm_locations() -> None:
+    issue = Issue(
+        title="[Bug] `relax.transform.FoldWidgets` breaks on a scalar", body=body(CUT_TRACEBACK)
+    )
+    got = parse_reported(issue, REPRO)
+    assert got is not None and got.outcome == Outcome.INTERNAL_ERROR
+    assert "`" not in got.signature and "FoldWidgets" in got.signature
+    loc = Locations.from_evidence(got.evidence)
+    assert loc.files == ("widget_folding.cc",)
+    assert loc.functions[-1] == "tvm::relax::WidgetFolder::VisitExpr_"
+    assert "FoldWidgets" in loc.passes
+
+
+def test_an_old_style_backtrace_is_read_deepest_last() -> None:
+    text = (
+        "```\nTraceback (most recent call last):\n"
+        '  File "mine.py", line 9, in <module>\n'
+        "tvm._ffi.base.TVMError: Traceback (most recent call last):\n"
+        "  3: tvm::transform::Pass::operator()(tvm::IRModule) const\n"
+        "        at /home/u/tvm/src/ir/transform.cc:258\n"
+        "  2: tvm::relay::GizmoLowerer::Lower(tvm::relay::Call const&)\n"
+        "        at /home/u/tvm/src/relay/transforms/gizmo_lowering.cc:77\n"
+        "  1: tvm::relay::GizmoLowerer::Check(tvm::relay::Call const&)\n"
+        "        at /home/u/tvm/src/relay/transforms/gizmo_checks.cc:31\n"
+        "  0: tvm::runtime::detail::LogFatal::Entry::Finalize()\n"
+        "        at /home/u/tvm/include/tvm/runtime/logging.h:590\n"
+        '  File "/home/u/tvm/src/relay/transforms/gizmo_checks.cc", line 31\n'
+        "TVMError: the gizmo has no sprocket\n```"
+    )
+    got = parse_reported(Issue(title="[Bug] lowering gizmos", body=body(text)), REPRO)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR
+    loc = Locations.from_evidence(got.evidence)
+    # Error machinery (logging.h, LogFatal) and pass infrastructure (transform.cc) say nothing.
+    assert loc.files[-1] == "gizmo_checks.cc" and "transform.cc" not in loc.files
+    assert loc.functions == (
+        "tvm::relay::GizmoLowerer::Lower",
+        "tvm::relay::GizmoLowerer::Check",
+    )
+
+
+def test_crash_and_python_error_reports_carry_no_locations() -> None:
+    text = "```\nSegmentation fault (core dumped)\n```"
+    got = parse_reported(Issue(title="[Bug] FoldWidgets segfaults", body=body(text)), REPRO)
+    assert got is not None and got.outcome == Outcome.CRASH
+    assert not Locations.from_evidence(got.evidence)
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome"),
+    [
+        ("Building the module never finishes.", Outcome.TIMEOUT),
+        ("The build goes on forever at 100% CPU.", Outcome.TIMEOUT),
+        ("What happens: continuous compilation, nothing is printed.", Outcome.TIMEOUT),
+        ("tvm.build takes forever on this loop nest.", Outcome.TIMEOUT),
+        ("The process is stuck in the lowering step.", Outcome.TIMEOUT),
+        ("It compiles endlessly.", Outcome.TIMEOUT),
+        # time and memory both: a timeout (the run is stopped by the clock first)
+        (
+            "Compiling never ends, memory usage keeps growing until the machine crashes.",
+            Outcome.TIMEOUT,
+        ),
+        # memory only: the worker's memory limit will stop it
+        ("The build runs out of memory on a 64 GB box.", Outcome.RESOURCE_LIMIT),
+        ("Memory usage keeps increasing until the OOM killer steps in.", Outcome.RESOURCE_LIMIT),
+        ("Lowering uses unbounded memory.", Outcome.RESOURCE_LIMIT),
+        ("The job gets OOM-killed.", Outcome.RESOURCE_LIMIT),
+    ],
+)
+def test_runaway_time_and_memory_wording(text: str, outcome: Outcome) -> None:
+    got = parse_reported(Issue(title="[Bug] unrolling a big loop", body=body(text)), REPRO)
+    assert got is not None and got.outcome == outcome, got
+
+
+def test_a_machine_crash_is_not_the_process_crashing() -> None:
+    got = parse_reported(
+        Issue(title="[Bug] big unroll", body=body("After an hour my laptop crashed.")), REPRO
+    )
+    assert got is None or got.outcome != Outcome.CRASH, got
+    # ... while the process crashing still is one.
+    got = parse_reported(Issue(title="[Bug] big unroll", body=body("The compiler crashed.")), REPRO)
+    assert got is not None and got.outcome == Outcome.CRASH
+
+
+def test_an_actual_line_under_the_expected_heading_is_what_happened() -> None:
+    text = (
+        "### Expected behavior\n\nThe module builds or says why it cannot.\n\n"
+        "Reality: the build never finishes."
+    )
+    got = parse_reported(Issue(title="[Bug] unroll", body=body(text)), REPRO)
+    assert got is not None and got.outcome == Outcome.TIMEOUT
+    # An expectation itself is not a report of a hang.
+    text = "### Expected behavior\n\nIt should finish quickly instead of taking forever."
+    got = parse_reported(Issue(title="[Bug] unroll", body=body(text)), REPRO)
+    assert got is None or got.outcome != Outcome.TIMEOUT, got

@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from bot.api_changes import lookup, lookup_member
-from bot.models import Classification, Outcome, RunResult
+from bot.models import Classification, Outcome, Reported, RunResult
+from bot.needs import GPU_DEVICES
 
 # Signals that mean the process crashed (not killed by us).
 CRASH_SIGNALS: dict[int, str] = {
@@ -51,7 +52,6 @@ _FATAL_RE = re.compile(
 )
 _FATAL_TO_SIGNAL = {name: sig for sig, name in CRASH_SIGNALS.items()}
 
-GPU_DEVICES = ("cuda", "rocm", "vulkan", "metal", "opencl")
 
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
 _FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?$')
@@ -614,6 +614,39 @@ def _worker_has_gpu(environment: Mapping[str, str]) -> bool:
     if gpu in {"", "none", "no", "n/a", "false", "0", "-", "unknown"}:
         return False
     return cuda not in {"false", "no", "off", "0", "disabled"} and "no driver" not in cuda
+
+
+def account_for_absent_device(
+    cls: Classification,
+    reported: Reported | None,
+    needs: tuple[str, ...],
+    environment: Mapping[str, str] | None,
+) -> Classification:
+    """A run that passed on a worker without the device the script wants cannot speak for a
+    failure the reporter saw while running on that device (a crash, a wrong result, a hang):
+    that is ``needs-gpu``, not "passed". A reported compile-time error stays comparable, since
+    compiling for a device needs no device."""
+    if cls.outcome != Outcome.PASSED or reported is None:
+        return cls
+    devices = [n for n in needs if n in GPU_DEVICES]
+    if not devices or _worker_has_gpu(environment or {}):
+        return cls
+    if reported.outcome not in _DEVICE_RUNTIME_FAILURES:
+        return cls
+    return Classification(
+        Outcome.NEEDS_GPU,
+        detail=(
+            f"The script ran to the end here, but the reported {reported.outcome.value} happens "
+            f"when it runs on a {devices[0]} device, which this worker does not have; a GPU "
+            "worker is needed to check it."
+        ),
+        evidence=cls.evidence,
+    )
+
+
+_DEVICE_RUNTIME_FAILURES = frozenset(
+    {Outcome.CRASH, Outcome.WRONG_RESULT, Outcome.TIMEOUT, Outcome.RESOURCE_LIMIT}
+)
 
 
 def classify(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.classify import classify
+from bot.classify import account_for_absent_device, classify
 from bot.compare import compare
 from bot.models import (
     Classification,
@@ -49,6 +49,7 @@ def conclude(
     else:
         cls = classify(run, script=repro.script, needs=the_plan.needs, environment=environment)
     reported = parse_reported(issue, repro)
+    cls = account_for_absent_device(cls, reported, the_plan.needs, environment)
     comparison = compare(reported, cls)
     verdict = comparison.verdict
     if cls.outcome == Outcome.INFRA_ERROR:

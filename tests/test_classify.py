@@ -799,3 +799,27 @@ def test_non_tvm_failures_carry_no_locations() -> None:
     cls = classify(_tvm_run(stderr))
     assert cls.outcome == Outcome.PYTHON_ERROR
     assert not Locations.from_evidence(cls.evidence)
+
+
+@pytest.mark.parametrize(
+    "reported, needs, env, outcome",
+    [
+        # A runtime failure seen on a GPU, a pass on a machine without one: cannot tell.
+        (Outcome.CRASH, ("cuda",), {"gpu": "", "cuda_enabled": "no"}, Outcome.NEEDS_GPU),
+        (Outcome.WRONG_RESULT, ("cuda",), {}, Outcome.NEEDS_GPU),
+        # A compile-time error needs no device: the pass speaks for it.
+        (Outcome.INTERNAL_ERROR, ("cuda",), {}, Outcome.PASSED),
+        # No device wanted, or the worker has it: passed is passed.
+        (Outcome.CRASH, (), {}, Outcome.PASSED),
+        (Outcome.CRASH, ("cuda",), {"gpu": "NVIDIA H200", "cuda_enabled": "12.8"}, Outcome.PASSED),
+        (None, ("cuda",), {}, Outcome.PASSED),
+    ],
+)
+def test_a_pass_without_the_device_cannot_speak_for_a_runtime_failure(reported, needs, env, outcome):
+    from bot.classify import account_for_absent_device
+    from bot.models import Reported
+
+    passed = classify(RunResult(exit_code=0, signal=None, seconds=1.0), needs=needs, environment=env)
+    assert passed.outcome == Outcome.PASSED
+    rep = Reported(reported, "Segmentation fault") if reported else None
+    assert account_for_absent_device(passed, rep, needs, env).outcome == outcome

@@ -500,6 +500,11 @@ class _Run:
             rc = self.proc.wait()
             seconds = time.monotonic() - self.start
             self._final_checks(rc)
+            if self.limit_hit is None and self.watch_disk and rc != 0 and _ENOSPC in err.text():
+                # The only writable places are our size-limited tmpfs mounts, so ENOSPC there is
+                # the disk limit, even when the script filled it and exited before the watcher
+                # could look (a script that prints it falsely only makes itself inconclusive).
+                self.limit_hit = "disk"
         finally:
             sel.close()
             for f in (self.proc.stdout, self.proc.stderr, self.proc.stdin):
@@ -581,6 +586,9 @@ class _Run:
                 return
         if self.watch_disk and self._disk_full():
             self.limit_hit = "disk"
+
+
+_ENOSPC = "No space left on device"
 
 
 def _disk_full(fd: int) -> bool:

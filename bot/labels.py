@@ -123,5 +123,10 @@ MISSING_DEPENDENCY_NOTE = (
     "would let the bot check it."
 )
 NEEDS_GPU_NOTE = "The script needs a GPU device that this worker does not have."
+UNCHECKED_RESULT_NOTE = (
+    "The script does not check its own result, so a clean run cannot rule out the reported "
+    "wrong result: compare its output below with what you expected, or add an assertion "
+    "(e.g. `numpy.testing.assert_allclose`) and comment `/retest`."
+)
 STATUS_QUEUED = "queued"
 STATUS_RUNNING = "running"

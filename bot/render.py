@@ -24,6 +24,7 @@ from bot.labels import (
     NO_REPRO_ASK,
     OUTCOME_LABELS,
     RERUN_HINT,
+    UNCHECKED_RESULT_NOTE,
     VERDICT_LABELS,
     is_own_label,
 )
@@ -265,11 +266,26 @@ def _summary(t: Triage) -> list[str]:
     }.get(t.outcome, "")
     if extra:
         lines += ["", extra]
+    if (
+        t.outcome == Outcome.PASSED
+        and t.reported is not None
+        and t.reported.outcome == Outcome.WRONG_RESULT
+        and not _CHECKS_RESULT_RE.search(t.repro.script)
+    ):
+        lines += ["", UNCHECKED_RESULT_NOTE]
     note = (t.repro.reason or "").strip()
     if note and t.outcome not in (Outcome.PASSED, Outcome.MISSING_DEPENDENCY):
         # e.g. the script loads a model file the issue does not include.
         lines += ["", f"Note: {safe(note)}"]
     return lines
+
+
+# A script that checks its own result (so that a pass means the result is right).
+_CHECKS_RESULT_RE = re.compile(
+    r"^\s*assert\b|assert_allclose|assert_equal|assert_array|allclose\(|array_equal\(|"
+    r"tvm\.testing\.|\braise\b|sys\.exit\(|\bexit\(",
+    re.M,
+)
 
 
 def _outcome_word(outcome: Outcome) -> str:

@@ -286,3 +286,19 @@ def test_status_comment(state: str, worker: str) -> None:
     assert f"{state} on a {worker} worker" in c
     assert REPRO.sha256 in c
     assert MARKER not in render_status(state, worker, Repro(found=False)).split("\n", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "script, noted",
+    [
+        ("import tvm\nprint(f(x))\n", True),
+        ("import numpy as np\nnp.testing.assert_allclose(a, b)\n", False),
+        ("import tvm\nassert out == 3\n", False),
+    ],
+)
+def test_a_pass_of_an_unchecked_script_says_it_cannot_rule_out_a_wrong_result(script, noted):
+    t = triage(Outcome.PASSED, Verdict.NOT_REPRODUCED, signature="exit code 0", detail="",
+               reported=Reported(Outcome.WRONG_RESULT, "the output is wrong"))
+    t = Triage(**{**t.__dict__, "repro": Repro(found=True, script=script, blocks=("body#0",))})
+    c = render_comment(t)
+    assert ("does not check its own result" in c) is noted

@@ -265,6 +265,18 @@ def render_dashboard(snap: dict[str, Any]) -> str:
         parts.append("<p>No worker has sent a heartbeat in the last minute.</p>")
     parts.append("<h2>Issues</h2>")
     if snap["results"]:
+        # At a glance: how the recent issues came out.
+        counts: dict[str, int] = {}
+        for r in snap["results"]:
+            latest = r["latest"] or {}
+            if latest:
+                key = f"{latest.get('verdict', '')} / {latest.get('outcome', '')}"
+                counts[key] = counts.get(key, 0) + 1
+        if counts:
+            parts.append("<table><tr><th>verdict / outcome</th><th>issues</th></tr>")
+            parts += [f"<tr><td>{e(k)}</td><td>{n}</td></tr>"
+                      for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+            parts.append("</table>")
         parts.append("<table><tr><th>issue</th><th>title</th><th>outcome</th><th>verdict</th>"
                      "<th>labels</th><th>TVM</th><th>state</th><th>updated</th><th>data</th></tr>")
         now = snap["time"]

@@ -208,6 +208,7 @@ def test_dashboard_and_status_api(client: TestClient, redis_url: str):
     assert "internal-error" in html and "reproduced" in html
     assert f"https://github.com/{REPO}/issues/12#issuecomment-77" in html
     assert "<script>x</script>" not in html and "&lt;script&gt;" in html
+    assert "<td>reproduced / internal-error</td><td>1</td>" in html  # the at-a-glance counts
 
     one = client.get(f"/api/issues/{REPO}/12").json()
     assert one["latest"]["verdict"] == "reproduced" and len(one["history"]) == 1

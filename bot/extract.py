@@ -91,7 +91,7 @@ _STRONG_START_RE = re.compile(
 )
 # Code pasted without its imports: "x = relay.var(...)", "@T.prim_func", "with tvm.target...".
 _WEAK_START_RE = re.compile(
-    r"^(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_]\w*)*\s*=\s*[A-Za-z_][\w.]*\(|"
+    r"^\s*(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_]\w*)*\s*=\s*[A-Za-z_][\w.]*\(|"
     r"@(?:tvm\.|T\.|R\.|I\.|relax\.|tir\.)|with tvm\.)"
 )
 _TVM_NAMES_RE = re.compile(r"\b(?:tvm|relay|relax|tir|te|topi|T|R|I)\.\w")
@@ -179,7 +179,7 @@ class _Code:
     block: _Block
     code: str
     tree: ast.Module
-    kind: str  # "script" | "defs" | "ir" | "broken"
+    kind: str  # "script" | "defs" | "ir" | "stmts" (assignments only) | "broken"
     interactive: bool = False
 
 
@@ -416,6 +416,50 @@ def _does_something(tree: ast.Module) -> bool:
 
 def _has_import(tree: ast.Module) -> bool:
     return any(isinstance(n, ast.Import | ast.ImportFrom) for n in ast.walk(tree))
+
+
+def _imports_only(tree: ast.Module) -> bool:
+    return bool(tree.body) and all(isinstance(s, ast.Import | ast.ImportFrom) for s in tree.body)
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    return {(a.asname or a.name).split(".")[0] for s in tree.body
+            if isinstance(s, ast.Import | ast.ImportFrom) for a in s.names}
+
+
+# What an environment probe reads: ``tvm.__version__``, ``tvm.support.libinfo()``, ...
+_VERSION_NAMES = frozenset({"__version__", "version", "__git_version__", "git_version", "libinfo",
+                            "describe", "version_info", "python_version", "platform", "system",
+                            "machine", "is_available", "device_count", "get_device_name",
+                            "cuda_version", "git_hash", "__cuda_version__"})
+_PROBE_CALLS = frozenset({"print", "str", "repr", "format", "get", "items", "keys", "join",
+                          "pprint", "dict", "sorted"})
+
+
+def _is_version_probe(tree: ast.Module) -> bool:
+    """An environment probe (``import tvm; print(tvm.__version__)``): imports, then only prints
+    of versions and build info. It shows which TVM the reporter has, not the problem."""
+    saw = False
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            continue
+        if not isinstance(stmt, ast.Expr | ast.Assign):
+            return False
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and node.attr in _VERSION_NAMES:
+                saw = True
+            elif isinstance(node, ast.Call):
+                tail = _call_tail(node)
+                if tail in _VERSION_NAMES:
+                    saw = True
+                elif tail not in _PROBE_CALLS:
+                    return False
+    return saw
+
+
+def _error_after(lines: list[str], end: int, span: int = 15) -> bool:
+    """An error is shown in the ``span`` lines from ``end`` (what a probe printed)."""
+    return any(_is_error_output(ln) for ln in lines[end : end + span])
 
 
 def _looks_like_error_message(tree: ast.Module, code: str) -> bool:
@@ -744,6 +788,10 @@ def _classify_block(block: _Block) -> _Code | None:
     if _is_defs_only(tree):
         return _Code(block, code, tree, "defs", interactive)
     if not _does_something(tree):
+        if block.fenced and all(isinstance(s, ast.Assign | ast.AnnAssign) for s in tree.body):
+            # ``m = Module``: no call, but the end of a script split over blocks (joined only
+            # when it uses what the script defines).
+            return _Code(block, code, tree, "stmts", interactive)
         return None
     return _Code(block, code, tree, "script", interactive)
 
@@ -808,6 +856,10 @@ def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Rep
             continue
         if any(x.kind == "script" for x in codes) and _is_printed_value(c.tree, b.prose):
             continue  # what the script above printed
+        if c.kind == "script" and _is_version_probe(c.tree) and not (
+            _error_after(src.text.split("\n"), b.start)
+        ):
+            continue  # ``print(tvm.__version__)``: the environment, not the problem
         codes.append(c)
     scripts = [c for c in codes if c.kind == "script"]
     primary = _pick_primary(scripts)
@@ -838,16 +890,21 @@ def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Rep
             at += 1
             defs |= _top_bindings(c.tree)
             used.add(id(c))
+    # A block of imports alone is the head of the script: the block right after it that uses
+    # those modules is its body.
+    header = _imported_names(primary.tree) if _imports_only(primary.tree) else set()
     for c in codes:
-        if c.block.start <= primary.block.start or c.kind not in ("script", "defs"):
+        if c.block.start <= primary.block.start or c.kind not in ("script", "defs", "stmts"):
             continue
         if id(c) in used:
             continue
         if _VARIANT_RE.search(_last_paragraph(c.block.prose)):
+            header = set()
             continue
-        if _depends(c, defs):
+        if _depends(c, defs) or (header and _free_names(c.tree) & header):
             chain.append(c)
             defs |= _top_bindings(c.tree)
+        header = set()
     n_scripts = len(scripts) + sum(1 for c in chain if c.kind == "defs")
     return _finish(src, chain, n_scripts=n_scripts, findings=findings)
 
@@ -969,6 +1026,11 @@ def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> R
                                             if ln != "\x00"))
         if _VARIANT_RE.search(before) or re.search(r"^\s*or\b", before, re.I | re.M):
             continue
+        if _OUTPUT_INTRO_RE.search(before) or (
+            _RESULT_SECTION_RE.match(_section_above(lines, start))
+            and not _RESULT_SECTION_RE.match(sections[pick])
+        ):
+            continue  # "This prints the following module:", code under "Actual behavior"
         if _free_names(tree) & defs:
             chain.append((start, end, code))
             defs |= _top_bindings(tree)
@@ -982,6 +1044,14 @@ def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> R
     if whole is None or _has_placeholder(whole):
         return None
     return Repro(found=True, script=script, blocks=(f"{src.name}:unfenced",), shape="unfenced")
+
+
+# "This will produce the following IRModule:", "which outputs:": what follows is output.
+_OUTPUT_INTRO_RE = re.compile(
+    r"\b(?:produces?|prints?|outputs?|gives?|returns?|results? in|shows?|displays?|got|dumps?)\b"
+    r"[^.\n]{0,60}:\s*$",
+    re.IGNORECASE,
+)
 
 
 _HTML_ENTITY_RE = re.compile(r"&(?:quot|lt|gt|amp|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
@@ -1108,7 +1178,9 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
             with_head = _dedent(head + "\n" + code)
             if _parse(with_head) is not None:
                 code = with_head
-        if _does_something(run_tree) and _substantial(code, strong=strong):
+        if _does_something(run_tree) and _substantial(code, strong=strong) and not (
+            _is_version_probe(run_tree) and not _error_after(lines, i)
+        ):
             runs.append((start, end, code, run_tree))
         i = end
     return runs
@@ -1138,7 +1210,8 @@ def _extend_run(lines: list[str], i: int, budget: list[int]) -> int | None:
                 continue
             if _indent(first) < base or not _could_start_statement(first):
                 break
-            if first.rstrip().endswith(":") and not _next_is_deeper(lines, s, base):
+            if (first.rstrip().endswith(":") and not first.lstrip().startswith("#")
+                    and not _next_is_deeper(lines, s, base)):
                 break  # a header with no indented body: prose ending in a colon
         if j - s > UNFENCED_LOOKAHEAD:
             break
@@ -1283,6 +1356,10 @@ def _shell_dash_c(text: str, label: str) -> Repro | None:
         tree = _parse(code)
         if tree is None or not _does_something(tree):
             continue
+        if _is_version_probe(tree) and not _error_after(
+            text.split("\n"), text.count("\n", 0, m.start()) + 1
+        ):
+            continue  # ``python -c "import tvm; print(tvm.__version__)"`` printed a version
         return Repro(
             found=True, script=code.strip("\n") + "\n", blocks=(label,), shape="shell-wrapped"
         )
@@ -1318,6 +1395,8 @@ def _shell_session(text: str, label: str) -> Repro | None:
             break
         code = "\n".join(code_lines).strip("\n")
         tree = _parse(code)
+        if tree is not None and _is_version_probe(tree) and not _error_after(lines, k):
+            continue
         if tree is not None and _does_something(tree):
             return Repro(found=True, script=code + "\n", blocks=(label,), shape="shell-wrapped")
     return None

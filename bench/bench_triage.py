@@ -81,6 +81,8 @@ def main() -> None:
     print(f"runs: {a.n} each, alternating")
     print(f"bare python repro.py      median {statistics.median(t_bare):6.2f} s")
     print(f"reprobot triage issue.md  median {statistics.median(t_bot):6.2f} s")
+    added = statistics.median(b - s for b, s in zip(t_bot, t_bare, strict=True))
+    print(f"added by the bot (median of pairs) {added * 1000:6.0f} ms")
     print(f"median ratio {statistics.median(ratios):.3f} (target <= 1.05)")
 
 

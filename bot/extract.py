@@ -1019,7 +1019,8 @@ def _from_unfenced(src: _Source, blocks: list[_Block], findings: _Findings) -> R
     first_start, first_end, first_code, first_tree = runs[pick]
     chain = [(first_start, first_end, first_code)]
     defs = _top_bindings(first_tree)
-    for start, end, code, tree in runs[pick + 1 :]:
+    later = sorted(runs[pick + 1 :] + _one_line_statements(lines, runs, first_end))
+    for start, end, code, tree in later:
         # Only the paragraph right before a run says what it is ("this works", "or:"); an earlier
         # "should work" describes the code before.
         before = _last_paragraph("\n".join(ln for ln in lines[chain[-1][1] : start]
@@ -1054,6 +1055,32 @@ _OUTPUT_INTRO_RE = re.compile(
 )
 
 
+def _one_line_statements(
+    lines: list[str], runs: list[tuple[int, int, str, ast.Module]], after: int
+) -> list[tuple[int, int, str, ast.Module]]:
+    """Paragraphs of one line after line ``after`` that are one call (``tvm.build(mod)``,
+    ``out = f(x)``), outside the runs: the last step of a script pasted in pieces (joined only
+    when it uses what the script defines)."""
+    taken = {k for start, end, _, _ in runs for k in range(start, end)}
+    found: list[tuple[int, int, str, ast.Module]] = []
+    n = len(lines)
+    for k in range(after, min(n, after + MAX_UNFENCED_LINES)):
+        ln = lines[k]
+        if (k in taken or "(" not in ln or "\x00" in ln
+                or (k > 0 and lines[k - 1].strip()) or (k + 1 < n and lines[k + 1].strip())):
+            continue
+        code = ln.strip().translate(_SMART) + "\n"
+        tree = _parse(code)
+        if tree is None or len(tree.body) != 1:
+            continue
+        stmt = tree.body[0]
+        if isinstance(stmt, ast.Expr | ast.Assign) and isinstance(stmt.value, ast.Call):
+            found.append((k, k + 1, code, tree))
+            if len(found) >= MAX_UNFENCED_RUNS:
+                break
+    return found
+
+
 _HTML_ENTITY_RE = re.compile(r"&(?:quot|lt|gt|amp|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
 _PRE_OPEN_RE = re.compile(r"^(\s*)(?:<(?:pre|code)\b[^>]*>)+", re.I)
 _PRE_CLOSE_RE = re.compile(r"(?:</(?:code|pre)>)+\s*$", re.I)
@@ -1085,6 +1112,16 @@ def _section_above(lines: list[str], start: int) -> str:
         if _HEADING_RE.match(ln) and not _is_code_comment(ln):
             return ln.strip().lstrip("#").strip()
     return ""
+
+
+def _is_section_heading(line: str) -> bool:
+    """A markdown heading that names a section of a report (``### Environment``, ``## Steps to
+    reproduce``), not a comment in pasted code (``## build the model``)."""
+    if not _HEADING_RE.match(line) or _is_code_comment(line):
+        return False
+    words = line.strip().lstrip("#").strip()
+    return bool(_REPRO_SECTION_RE.match(words) or _RESULT_SECTION_RE.match(words)
+                or _SECTION_WORDS_RE.match(words) or _ENV_SECTION_RE.match(words))
 
 
 def _is_code_comment(line: str) -> bool:
@@ -1149,6 +1186,7 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
     budget = [MAX_UNFENCED_PARSES]  # parse attempts left: bounded time on any text
     i = 0
     n = len(lines)
+    floor = 0  # lines above this belong to an earlier run
     while i < n:
         strong = bool(_STRONG_START_RE.match(lines[i]))
         if not strong and not _WEAK_START_RE.match(lines[i]):
@@ -1164,26 +1202,72 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
         tree = _parse(chunk)
         trimmed = _trim_trailing(chunk, tree) if tree is not None else None
         if trimmed is None:
-            i = end
+            i = floor = end
             continue
         code, run_tree = trimmed
         start = i
+        if not strong:
+            # Constants set just above (``num = 10``) start the same script.
+            top = _constants_above(lines, i, floor)
+            if top < i:
+                consts = textwrap.dedent("\n".join(lines[top:i]).translate(_SMART))
+                with_consts = _dedent(consts + "\n" + code)
+                consts_tree = _parse(with_consts)
+                if consts_tree is not None:
+                    start, code, run_tree = top, with_consts, consts_tree
         # Comment lines right above the first import belong to the script.
+        code_start = start
         while start > 0 and lines[start - 1].lstrip().startswith("#") and (
             not _HEADING_RE.match(lines[start - 1]) or _is_code_comment(lines[start - 1])
         ):
             start -= 1
-        if start < i:
-            head = "\n".join(lines[start:i])
+        if start < code_start:
+            head = "\n".join(lines[start:code_start])
             with_head = _dedent(head + "\n" + code)
             if _parse(with_head) is not None:
                 code = with_head
+        if not strong and (_is_ir_dump(run_tree, code) or _ir_header_above(lines, start)):
+            i = floor = end
+            continue  # a module printed by the script (``# from tvm.script import ...``)
         if _does_something(run_tree) and _substantial(code, strong=strong) and not (
             _is_version_probe(run_tree) and not _error_after(lines, i)
         ):
             runs.append((start, end, code, run_tree))
-        i = end
+        i = floor = end
     return runs
+
+
+_SIMPLE_ASSIGN_RE = re.compile(r"^\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*=(?!=)\s*\S")
+
+
+def _constants_above(lines: list[str], i: int, floor: int) -> int:
+    """The first line of the simple assignments (``dtype = "float32"``, ``n = 10``) right above
+    line ``i`` (blank lines between allowed); ``i`` when there are none."""
+    top = i
+    k = i - 1
+    while k >= floor and k >= i - 12:
+        ln = lines[k]
+        if not ln.strip():
+            k -= 1
+            continue
+        if not _SIMPLE_ASSIGN_RE.match(ln) or _parse(ln.strip().translate(_SMART)) is None:
+            break
+        top = k
+        k -= 1
+    return top
+
+
+def _ir_header_above(lines: list[str], i: int) -> bool:
+    """The comment lines above line ``i`` (blank lines aside) are the header TVM prints before a
+    module (``# from tvm.script import ir as I``)."""
+    for ln in reversed(lines[max(0, i - 6) : i]):
+        if not ln.strip():
+            continue
+        if re.match(r"^\s*#\s*from tvm\.script import ", ln):
+            return True
+        if not ln.lstrip().startswith("#"):
+            return False
+    return False
 
 
 def _extend_run(lines: list[str], i: int, budget: list[int]) -> int | None:
@@ -1210,6 +1294,8 @@ def _extend_run(lines: list[str], i: int, budget: list[int]) -> int | None:
                 continue
             if _indent(first) < base or not _could_start_statement(first):
                 break
+            if _is_section_heading(first):
+                break  # "### Environment": the code above has ended
             if (first.rstrip().endswith(":") and not first.lstrip().startswith("#")
                     and not _next_is_deeper(lines, s, base)):
                 break  # a header with no indented body: prose ending in a colon

@@ -216,6 +216,8 @@ def extract_repro(issue: Issue) -> Repro:
     findings = _Findings()
     all_author_text = "\n".join(s.text for s in sources)
 
+    held_back = ""  # the body says its code is incomplete and shows none
+    fallback: Repro | None = None  # a script offered as the working variant
     for src in sources:
         blocks = _blocks(src)
         if src.name != "body":
@@ -228,10 +230,27 @@ def extract_repro(issue: Issue) -> Repro:
                 or _from_unfenced(src, blocks, findings)
                 or _shell_in_prose(src, blocks)
             )
+        if repro is not None and held_back and not _SMALLER_RE.search(src.text):
+            # The body said the real code is left out; a comment's snippet not offered as a
+            # complete repro is that partial code, moved.
+            findings.incomplete = held_back
+            break
+        if repro is not None and _offered_as_working(blocks, repro):
+            # "Doing it the other way works: ```...```" and no failing script in this source:
+            # the one that fails may be in a later comment; this one is the fallback.
+            fallback = fallback or repro
+            continue
         if repro is not None:
             later = _later_smaller_repro(sources[sources.index(src) + 1 :])
             return _with_file_note(_with_args(later or repro, all_author_text))
         _note(src, blocks, findings)
+        if src.name == "body" and not findings.incomplete:
+            m = _INCOMPLETE_RE.search(src.text)
+            if m:
+                held_back = _sentence_around(src.text, m.start(), m.end())
+
+    if fallback is not None:
+        return _with_file_note(_with_args(fallback, all_author_text))
 
     for src in others:
         if not _REPRO_WORDS_RE.search(src.text):
@@ -246,6 +265,13 @@ def extract_repro(issue: Issue) -> Repro:
     if repro is not None:
         return repro
     return Repro(found=False, shape="none", reason=_reason(findings))
+
+
+def _offered_as_working(blocks: list[_Block], repro: Repro) -> bool:
+    """The repro's first block is introduced as the variant that works ("importing it after the
+    others works:")."""
+    first = next((b for b in blocks if repro.blocks and b.label == repro.blocks[0]), None)
+    return first is not None and bool(_VARIANT_RE.search(_last_paragraph(first.prose)))
 
 
 _SMALLER_RE = re.compile(
@@ -1107,11 +1133,24 @@ _RESULT_SECTION_RE = re.compile(
 
 
 def _section_above(lines: list[str], start: int) -> str:
-    """The text of the nearest markdown heading above line ``start`` ("" if none)."""
-    for ln in reversed(lines[:start]):
+    """The text of the nearest markdown heading above line ``start`` ("" if none); in text that
+    lost its markdown (a forum scrape), a line alone that names a section ("Steps to reproduce",
+    "Actual behavior") is one."""
+    for k in range(start - 1, -1, -1):
+        ln = lines[k]
         if _HEADING_RE.match(ln) and not _is_code_comment(ln):
             return ln.strip().lstrip("#").strip()
+        if _PLAIN_TITLE_RE.match(ln) and (k == 0 or not lines[k - 1].strip()):
+            return ln.strip().rstrip(":").strip()
     return ""
+
+
+# A section title without markdown: "Steps to reproduce", "Expected behavior:", "Environment".
+_PLAIN_TITLE_RE = re.compile(
+    r"^\s*(?:steps to reproduce|to reproduce|how to reproduce|reproduction|minimal reproduction|"
+    r"(?:expected|actual|observed|current) (?:behaviou?r|results?|outputs?)|environment)\s*:?\s*$",
+    re.IGNORECASE,
+)
 
 
 def _is_section_heading(line: str) -> bool:
@@ -1175,7 +1214,10 @@ def _unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     stmts.extend(pending)
     code = _dedent("\n".join(stmts).translate(_SMART))
     tree = _parse(code)
-    if tree is None or not _does_something(tree) or not _has_import(tree):
+    if tree is None or not _does_something(tree):
+        return None
+    # ``>>>`` marks code; without an import, two statements of TVM code are enough.
+    if not _has_import(tree) and not (len(tree.body) >= 2 and _TVM_NAMES_RE.search(code)):
         return None
     return first, code
 

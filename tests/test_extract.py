@@ -1465,3 +1465,191 @@ def test_numbers_that_do_not_count_up_are_not_line_numbers() -> None:
     # A table of results, not numbered code.
     r = extract_repro(issue(f"{F}\n1 import fails\n1 import fails\n3 ok\n{F}\n"))
     assert not r.found
+
+
+# ----------------------------------------------------------------------------- one script, many formats
+# The same repro written the ways reporters write it (found by a mutation harness over real reports).
+
+SAME = """\
+import tvm
+from tvm import te
+
+n = 16
+A = te.placeholder((n,), name="A")
+B = te.compute((n,), lambda i: A[i] * 2, name="B")
+f = tvm.build(te.create_prim_func([A, B]), target="llvm")
+"""
+
+
+@pytest.mark.parametrize("env", [
+    # a shell block: the probe and the version it printed
+    f"### Environment\n\n{F}\npython -c \"import tvm; print(tvm.__version__)\"\n0.27.0\n{F}\n",
+    # a python block of version prints
+    f"### Environment\n\nTVM version:\n{F}python\nimport tvm\nprint(tvm.__version__)\n"
+    f"print(tvm.support.libinfo()['GIT_COMMIT_HASH'])\n{F}\n",
+    # inline code in prose
+    "### Environment\n\nTVM from `python -c \"import tvm; print(tvm.__version__)\"`: 0.27.0\n",
+    # no markdown at all
+    "Environment\n\nimport tvm\nprint(tvm.__version__)\n0.27.0\n",
+])
+def test_a_version_probe_is_the_environment_not_a_repro(env: str) -> None:
+    body = "The build fails with a segfault, log attached.\n\n" + env
+    r = extract_repro(issue(body))
+    assert not r.found
+
+
+def test_a_version_probe_does_not_hide_the_unfenced_repro_above_it() -> None:
+    body = ("Steps to reproduce\n\n" + SAME + "\nIt crashes.\n\n### Environment\n\n"
+            f"{F}\n$ python -c \"import tvm; print(tvm.__version__)\"\n0.27.0\n{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, SAME)
+    assert r.shape == "unfenced"
+
+
+def test_a_version_probe_that_fails_is_the_repro() -> None:
+    # The bug is the import itself: the probe's error is shown under it.
+    body = (f"{F}\n$ python -c \"import tvm; print(tvm.__version__)\"\nTraceback (most recent call "
+            f"last):\n  File \"<string>\", line 1, in <module>\nOSError: libtvm.so: cannot open\n{F}\n")
+    r = extract_repro(issue(body))
+    assert r.found
+    assert r.script == "import tvm; print(tvm.__version__)\n"
+
+
+def test_an_import_block_heads_the_driver_block_after_it() -> None:
+    head, rest = SAME.split("\n\n", 1)
+    body = f"{F}python\n{head}\n{F}\n\n{F}python\n{rest}{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, SAME)
+    assert r.blocks == ("body#0", "body#1")
+
+
+def test_an_import_block_heads_a_driver_that_imports_more() -> None:
+    body = (f"{F}python\nimport faulthandler\n{F}\n\n"
+            f"{F}python\nfaulthandler.enable()\nimport tvm\nprint(tvm.cpu())\n{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, "import faulthandler\nfaulthandler.enable()\nimport tvm\nprint(tvm.cpu())\n")
+
+
+def test_an_import_block_does_not_take_a_block_offered_as_working() -> None:
+    body = (f"{F}python\nimport tvm\nimport torch\n{F}\n\nThe other order works:\n\n"
+            f"{F}python\nimport torch\nimport tvm\nprint(tvm.cpu(), torch.ones(1))\n{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nimport torch\n")
+
+
+def test_an_assignment_only_block_ends_the_script_it_uses() -> None:
+    script = ("from tvm.script import ir as I\nfrom tvm.script import tir as T\n\n@I.ir_module\n"
+              "class Module:\n    @T.prim_func\n    def main(A: T.Buffer((4,), \"float32\")):\n"
+              "        T.evaluate(0)\n")
+    body = f"{F}python\n{script}{F}\n\n{F}python\nm = Module\n{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, script + "m = Module\n")
+
+
+def test_unfenced_code_keeps_a_comment_that_ends_with_a_colon() -> None:
+    code = (SAME + "\n# and with the string form we get a different error:\n"
+            "tvm.ir.load_json(\n'''\n{\"root\": 1}\n'''\n)\n")
+    r = extract_repro(issue("A minimal example:\n\n" + code + "\nThanks!\n"))
+    assert_script(r, code)
+
+
+def test_unfenced_output_introduced_as_output_is_not_joined() -> None:
+    printed = ("@tvm.script.ir_module\nclass Module:\n    @R.function\n"
+               "    def main(x: R.Tensor((n,), \"float32\")):\n        return x\n")
+    body = ("### Steps to reproduce\n\n" + SAME + "\n### Actual behavior\n\n"
+            "This will produce the following module:\n\n" + printed)
+    r = extract_repro(issue(body))
+    assert_script(r, SAME)
+
+
+def test_unfenced_run_stops_at_a_section_heading() -> None:
+    printed = ("# from tvm.script import ir as I\n# from tvm.script import tir as T\n\n"
+               "@I.ir_module\nclass Module:\n    @T.prim_func\n    def main(A: T.Buffer((4,), "
+               "\"float32\")):\n        T.evaluate(0)\n")
+    body = ("### Actual behavior\n\n" + printed + "\n\n### Environment\n\ntvm-0.21.dev0\n\n"
+            "### Steps to reproduce\n\n" + SAME)
+    r = extract_repro(issue(body))
+    assert_script(r, SAME)
+
+
+def test_unfenced_printed_module_alone_is_not_a_script() -> None:
+    printed = ("% python quick_start.py\n# from tvm.script import ir as I\n"
+               "# from tvm.script import relax as R\n\n@I.ir_module\nclass Module:\n"
+               "    @R.function\n    def forward(x: R.Tensor((1, 4), dtype=\"float32\")):\n"
+               "        with R.dataflow():\n            y = R.add(x, x)\n            R.output(y)\n"
+               "        return y\n")
+    r = extract_repro(issue("I ran the tutorial:\n\n" + printed))
+    assert not r.found
+
+
+def test_unfenced_importless_code_with_its_constants_and_a_later_call() -> None:
+    consts = 'dtype = "float32"\nn = 10\n\n'
+    code = ('A = te.placeholder((n,), dtype=dtype, name="A")\n'
+            'B = te.compute((n,), lambda i: A[i] + 1, name="B")\n'
+            "mod = te.create_prim_func([A, B])\n")
+    body = ("Building a small TE program\n\n" + consts + code +
+            "\nWe should be able to build it, i.e.\n\ntvm.build(mod)\n\nshould work.\n")
+    r = extract_repro(issue(body))
+    assert_script(r, consts + code + "tvm.build(mod)\n")
+
+
+def test_indented_code_without_imports_is_found() -> None:
+    code = ('a = tir.Var("a", "int32")\nb = tir.Var("b", "int32")\n'
+            "ana = tvm.arith.Analyzer()\nprint(ana.simplify(T.max(a + b, b + a)))\n")
+    body = "Hi, I constructed the following case:\n\n" + textwrap.indent(code, "    ") + "\nThanks\n"
+    r = extract_repro(issue(body))
+    assert_script(r, code)
+
+
+def test_scraped_sections_without_markdown_prefer_steps_to_reproduce() -> None:
+    expected = "import tvm\nx = tvm.nd.array([1, 2])\nprint(x)\n"
+    body = ("Expected behavior\n" + expected + "Should print the array.\n\n"
+            "Steps to reproduce\n\n" + SAME)
+    r = extract_repro(issue(body))
+    assert_script(r, SAME)
+
+
+def test_unfenced_session_without_imports_is_still_code() -> None:
+    body = ("It crashes:\n\n>>> A = te.placeholder((3, 3), name=\"A\")\n"
+            ">>> B = te.compute((3, 3), lambda i, j: te.sqrt(A[i, j]))\n"
+            "Traceback (most recent call last):\nValueError: bad\n")
+    r = extract_repro(issue(body))
+    assert_script(r, 'A = te.placeholder((3, 3), name="A")\n'
+                     "B = te.compute((3, 3), lambda i, j: te.sqrt(A[i, j]))\n")
+    assert r.shape == "interactive"
+
+
+def test_code_the_body_calls_partial_stays_partial_when_moved_to_a_comment() -> None:
+    body = ("Compiling the model is rather involved, so I'm not copying it here. "
+            "The code is in the comment below.\n")
+    snippet = f"Here is how I create the function:\n\n{F}python\n{SAME}{F}\n"
+    r = extract_repro(issue(body, ("alice", snippet)))
+    assert not r.found
+    assert "incomplete" in r.reason
+    full = f"Here is a complete standalone repro:\n\n{F}python\n{SAME}{F}\n"
+    assert_script(extract_repro(issue(body, ("alice", full))), SAME)
+
+
+def test_a_body_with_only_the_working_variant_defers_to_the_failing_script() -> None:
+    works = "import torch\nimport tvm\nprint(tvm.cpu())\n"
+    fails = "import tvm\nimport torch\nprint(tvm.cpu())\n"
+    body = (f"The script is in the comment below.\n\nImporting torch first works:\n\n"
+            f"{F}python\n{works}{F}\n")
+    r = extract_repro(issue(body, ("alice", f"{F}python\n{fails}{F}\n")))
+    assert_script(r, fails)
+    # With nothing else, the only script is still the one to run.
+    assert_script(extract_repro(issue(body)), works)
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda b: b.replace("\n", "\r\n"),
+    lambda b: b.replace(F, "~~~"),
+    lambda b: "\n".join(ln + "   " for ln in b.split("\n")),
+    lambda b: f"<details><summary>code</summary>\n{b}\n</details>\n",
+    lambda b: b.replace(f"{F}python", f"{F}Python"),
+])
+def test_the_same_split_script_in_other_markdown_dress(wrap: object) -> None:
+    head, rest = SAME.split("\n\n", 1)
+    body = f"Repro:\n\n{F}python\n{head}\n{F}\n\n{F}python\n{rest}{F}\n\nTraceback below.\n"
+    assert callable(wrap)
+    assert_script(extract_repro(issue(wrap(body))), SAME)

@@ -18,6 +18,9 @@ is only *parsed* with ``ast``). The order of search:
 2. code blocks in other people's comments that say they reproduce the problem;
 3. a ``python -c`` one-liner in the title.
 
+An environment probe (``python -c "import tvm; print(tvm.__version__)"``, a block of version
+prints) is never the repro unless an error is shown right under it (the import is the bug).
+
 No script: ``Repro(found=False, reason=...)`` with a polite, specific sentence for the comment
 (attachment, ``python file.py`` whose file is not shown, only C++ code, only printed results, ...).
 A script that reads a local file the issue does not hold (``onnx.load("model.onnx")``) is still
@@ -488,6 +491,27 @@ def _error_after(lines: list[str], end: int, span: int = 15) -> bool:
     return any(_is_error_output(ln) for ln in lines[end : end + span])
 
 
+_VERSION_WORDS_RE = re.compile(
+    r"\b(?:versions?|environment|env|commit|installed|pip list|build info|system info)\b",
+    re.IGNORECASE,
+)
+_VERSION_OUT_RE = re.compile(r"^\s*['\"]?v?\d+\.\d+[\w.+-]*['\"]?\s*$")
+
+
+def _probe_in_env(lines: list[str], start: int, end: int, section: str = "", *,
+                  env: bool = False) -> bool:
+    """A version probe at lines ``start:end`` shown as the environment: under an environment
+    section, introduced with words about versions, or followed by the version it printed -- and
+    no error under it (then the probe failing is the problem)."""
+    if _error_after(lines, start):
+        return False
+    if env or _ENV_SECTION_RE.match(section or _section_above(lines, start)):
+        return True
+    if _VERSION_WORDS_RE.search(" ".join(lines[max(0, start - 3) : start + 1])):
+        return True
+    return any(_VERSION_OUT_RE.match(ln) for ln in lines[end : end + 4] + lines[start:end])
+
+
 def _looks_like_error_message(tree: ast.Module, code: str) -> bool:
     """``ValueError: bad`` parses as an annotation; a block ending so is an error message."""
     last_line = next((ln for ln in reversed(code.split("\n")) if ln.strip()), "")
@@ -882,8 +906,8 @@ def _from_blocks(src: _Source, blocks: list[_Block], findings: _Findings) -> Rep
             continue
         if any(x.kind == "script" for x in codes) and _is_printed_value(c.tree, b.prose):
             continue  # what the script above printed
-        if c.kind == "script" and _is_version_probe(c.tree) and not (
-            _error_after(src.text.split("\n"), b.start)
+        if c.kind == "script" and _is_version_probe(c.tree) and _probe_in_env(
+            src.text.split("\n"), b.start, b.end, b.section
         ):
             continue  # ``print(tvm.__version__)``: the environment, not the problem
         codes.append(c)
@@ -1272,7 +1296,7 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
             i = floor = end
             continue  # a module printed by the script (``# from tvm.script import ...``)
         if _does_something(run_tree) and _substantial(code, strong=strong) and not (
-            _is_version_probe(run_tree) and not _error_after(lines, i)
+            _is_version_probe(run_tree) and _probe_in_env(lines, start, end)
         ):
             runs.append((start, end, code, run_tree))
         i = floor = end
@@ -1426,7 +1450,10 @@ def _shell_in_blocks(blocks: list[_Block]) -> Repro | None:
         repro = (
             _shell_file(b.text, b.label)
             or _shell_session(b.text, b.label)
-            or _shell_dash_c(b.text, b.label)
+            or _shell_dash_c(b.text, b.label, env=bool(
+                _ENV_SECTION_RE.match(b.section)
+                or _VERSION_WORDS_RE.search(_last_paragraph(b.prose)[-300:])
+            ))
         )
         if repro is not None:
             return repro
@@ -1475,7 +1502,8 @@ def _shell_in_prose(src: _Source, blocks: list[_Block]) -> Repro | None:
     )
 
 
-def _shell_dash_c(text: str, label: str) -> Repro | None:
+def _shell_dash_c(text: str, label: str, *, env: bool = False) -> Repro | None:
+    """``python -c "..."``; ``env``: the text stands in an environment section."""
     for m in _PY_DASH_C_RE.finditer(text):
         rest = text[m.end():]
         code = _first_shell_word(rest)
@@ -1484,9 +1512,8 @@ def _shell_dash_c(text: str, label: str) -> Repro | None:
         tree = _parse(code)
         if tree is None or not _does_something(tree):
             continue
-        if _is_version_probe(tree) and not _error_after(
-            text.split("\n"), text.count("\n", 0, m.start()) + 1
-        ):
+        line = text.count("\n", 0, m.start())
+        if _is_version_probe(tree) and _probe_in_env(text.split("\n"), line, line + 1, env=env):
             continue  # ``python -c "import tvm; print(tvm.__version__)"`` printed a version
         return Repro(
             found=True, script=code.strip("\n") + "\n", blocks=(label,), shape="shell-wrapped"
@@ -1523,7 +1550,9 @@ def _shell_session(text: str, label: str) -> Repro | None:
             break
         code = "\n".join(code_lines).strip("\n")
         tree = _parse(code)
-        if tree is not None and _is_version_probe(tree) and not _error_after(lines, k):
+        if tree is not None and _is_version_probe(tree) and _probe_in_env(
+            lines, k, k + 1 + len(code_lines)
+        ):
             continue
         if tree is not None and _does_something(tree):
             return Repro(found=True, script=code + "\n", blocks=(label,), shape="shell-wrapped")

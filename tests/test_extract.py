@@ -1498,6 +1498,13 @@ def test_a_version_probe_is_the_environment_not_a_repro(env: str) -> None:
     assert not r.found
 
 
+def test_a_version_print_with_nothing_around_it_is_still_a_script() -> None:
+    # No environment section, no words about versions, no version printed: "import tvm"
+    # itself may be what crashes, so running it is the check.
+    code = "import tvm\nprint(tvm.__version__)\n"
+    assert_script(extract_repro(issue(f"{F}python\n{code}{F}\n")), code)
+
+
 def test_a_version_probe_does_not_hide_the_unfenced_repro_above_it() -> None:
     body = ("Steps to reproduce\n\n" + SAME + "\nIt crashes.\n\n### Environment\n\n"
             f"{F}\n$ python -c \"import tvm; print(tvm.__version__)\"\n0.27.0\n{F}\n")

@@ -17,23 +17,22 @@ import argparse
 import ast
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from bot.config import SandboxConfig
 from bot.errors import ReprobotError
-from bot.extract import extract_repro
-from bot.models import Issue, Repro, RunResult
-from bot.needs import GPU_DEVICES, detect_needs
+from bot.models import Issue, Repro, RunLimits, RunResult
+from bot.pipeline import conclude, plan
+from tasks.probe import probe_environment
+from tasks.runner import run_script
 
 FIELDS = ("has_repro", "shape", "script", "needs", "reported", "observed", "verdict")
 
@@ -62,32 +61,7 @@ class CaseResult:
 # Swappable shell pieces (the real runner / probe / pipeline when they are installed)
 
 
-def _plan(issue: Issue) -> Any:
-    try:
-        from bot.pipeline import plan
-    except ImportError:
-        return _LocalPlan(issue)
-    return plan(issue)
-
-
-class _LocalPlan:
-    """``bot.pipeline.plan`` without the later stages (for ``--no-run`` while they are missing)."""
-
-    def __init__(self, issue: Issue) -> None:
-        self.repro = extract_repro(issue)
-        self.needs = detect_needs(self.repro.script) if self.repro.found else ()
-        self.worker = "gpu" if any(n in GPU_DEVICES for n in self.needs) else "cpu"
-
-
 def _runner(python: str, sandbox: str | None, timeout: float) -> Callable[[Repro], RunResult]:
-    try:
-        from dataclasses import replace
-
-        from bot.config import SandboxConfig
-        from bot.models import RunLimits
-        from tasks.runner import run_script
-    except ImportError:
-        return lambda repro: _plain_run(repro, python, timeout)
     cfg = SandboxConfig(limits=RunLimits(timeout_s=timeout))
     if sandbox:
         cfg = replace(cfg, backend=sandbox)
@@ -98,42 +72,7 @@ def _runner(python: str, sandbox: str | None, timeout: float) -> Callable[[Repro
     return run
 
 
-def _plain_run(repro: Repro, python: str, timeout: float) -> RunResult:
-    """Fallback when ``tasks.runner`` is not there: a plain child process in a scratch dir."""
-    with tempfile.TemporaryDirectory(prefix="reprobot-eval-") as tmp:
-        path = Path(tmp) / "repro.py"
-        path.write_text(repro.script, encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL")}
-        env["TVM_BACKTRACE"] = "1"
-        start = time.monotonic()
-        try:
-            p = subprocess.run(
-                [python, "-X", "faulthandler", str(path), *repro.args],
-                cwd=tmp, env=env, capture_output=True, text=True, errors="replace",
-                timeout=timeout, start_new_session=True,
-            )
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout if isinstance(e.stdout, str) else (e.stdout or b"").decode(errors="replace")
-            err = e.stderr if isinstance(e.stderr, str) else (e.stderr or b"").decode(errors="replace")
-            return RunResult(None, None, time.monotonic() - start, timed_out=True,
-                             stdout_tail=out[-20000:], stderr_tail=err[-20000:], limit_hit="time")
-        seconds = time.monotonic() - start
-        code = p.returncode
-        return RunResult(
-            exit_code=code if code >= 0 else None,
-            signal=-code if code < 0 else None,
-            seconds=seconds,
-            stdout_tail=p.stdout[-20000:],
-            stderr_tail=p.stderr[-20000:],
-            sandbox="none",
-        )
-
-
 def _probe(python: str) -> dict[str, str]:
-    try:
-        from tasks.probe import probe_environment
-    except ImportError:
-        return {}
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "reprobot"
     return dict(probe_environment(python, cache_dir=cache))
 
@@ -182,15 +121,17 @@ def evaluate_case(
     folder: Path, *, run: Callable[[Repro], RunResult] | None, python: str
 ) -> CaseResult:
     issue, exp, want_script = load_case(folder)
-    the_plan = _plan(issue)
+    the_plan = plan(issue)
     repro: Repro = the_plan.repro
     res = CaseResult(folder.name, exp, repro, tuple(the_plan.needs))
     _check(res, "has_repro", bool(exp.get("has_repro")), repro.found,
            repro.reason if not repro.found else f"found in {', '.join(repro.blocks)}")
+    if repro.found == bool(exp.get("has_repro")):
+        # From the script when there is one, else from what the report says.
+        _check(res, "needs", sorted(exp.get("needs") or []), sorted(res.needs), "")
     if repro.found and exp.get("has_repro"):
         _check(res, "shape", str(exp.get("repro_shape", "")), repro.shape,
                f"blocks {', '.join(repro.blocks)}")
-        _check(res, "needs", sorted(exp.get("needs") or []), sorted(res.needs), "")
         if want_script is not None:
             res.script_match, res.script_diff = compare_scripts(repro.script, want_script)
             res.checked.add("script")
@@ -200,11 +141,6 @@ def evaluate_case(
         if not repro.found:
             res.outcome = "no-repro"
             _check(res, "observed", _get(exp, "observed", "outcome"), "no-repro", "")
-        return res
-    try:
-        from bot.pipeline import conclude
-    except ImportError as e:
-        res.error = f"pipeline incomplete ({e})"
         return res
     result = None
     environment: dict[str, str] = {}

@@ -228,3 +228,42 @@ def _needs_from_text(script: str) -> tuple[str, ...]:
     if re.search(r"\btvm\.(?:cuda|gpu)\(|[\"']cuda[\"' :]|\.cuda\(", script):
         needs.add("cuda")
     return tuple(sorted(needs))
+
+
+# ---------------------------------------------------------------------------------------------
+# Needs named in prose (used only when the issue has no runnable script)
+
+# Frameworks by how reporters write their names.
+_PROSE_PACKAGES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:py)?torch(?:vision|script)?\b", re.I), "torch"),
+    (re.compile(r"(?i:\bonnx\s*runtime\b)|\bORT\b"), "onnxruntime"),
+    (re.compile(r"\bonnx\b", re.I), "onnx"),
+    (re.compile(r"\btensorflow\b|\btf\.keras\b", re.I), "tensorflow"),
+    (re.compile(r"\btflite\b|\btf ?lite\b", re.I), "tflite"),
+    (re.compile(r"\bkeras\b", re.I), "keras"),
+    (re.compile(r"\bpaddle(?:paddle)?\b", re.I), "paddle"),
+    (re.compile(r"\bmxnet\b|\bgluon(?:cv)?\b", re.I), "mxnet"),
+    (re.compile(r"\btensor[ _-]?rt\b", re.I), "other:tensorrt"),
+)
+# A device the reproduction itself uses: build flags, targets, device calls (not a CUDA version
+# listed under Environment, which many CPU bugs mention too).
+_PROSE_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (
+        re.compile(
+            rf"\bUSE_{dev.upper()}\s*(?:=|:)?\s*(?:ON|1|TRUE)\b"
+            rf"|\btarget\s*=\s*['\"]?{dev}\b"
+            rf"|\btvm\.{dev}\(|['\"]{dev}(?:\s+-[^'\"]*)?['\"]",
+            re.I,
+        ),
+        dev,
+    )
+    for dev in GPU_DEVICES
+)
+
+
+def needs_from_text(text: str) -> tuple[str, ...]:
+    """What an issue without a runnable script says its reproduction needs: the frameworks it
+    names and the devices its build flags, targets or device calls use."""
+    found = {name for rx, name in _PROSE_PACKAGES if rx.search(text)}
+    found |= {dev for rx, dev in _PROSE_DEVICES if rx.search(text)}
+    return tuple(sorted(found))

@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.extract import extract_repro
 from bot.models import Issue, Repro
-from bot.needs import GPU_DEVICES, detect_needs
+from bot.needs import GPU_DEVICES, detect_needs, needs_from_text
 
 
 @dataclass(frozen=True)
@@ -35,5 +35,10 @@ def worker_kind(needs: tuple[str, ...]) -> str:
 
 def plan(issue: Issue) -> Plan:
     repro = extract_repro(issue)
-    needs = detect_needs(repro.script) if repro.found else ()
+    if repro.found:
+        needs = detect_needs(repro.script)
+    else:
+        # Nothing to run: what the report itself says it needs (frameworks, build flags).
+        own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]
+        needs = needs_from_text("\n".join([issue.title, issue.body, *own]))
     return Plan(repro=repro, needs=needs, worker=worker_kind(needs))

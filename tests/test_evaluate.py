@@ -67,7 +67,7 @@ def test_no_run_reports_extraction_agreement(corpus: Path, capsys: pytest.Captur
     assert "4 cases" in out
     got = agreement(out)
     assert got["has_repro"] == "3/4"
-    assert got["needs"] == "2/2"
+    assert got["needs"] == "3/3"  # the two scripts, and the no-code case from its text
     assert got["observed"] == "1/2"  # without running, only no-repro outcomes are known
     assert "verdict" not in got
     assert "script vs repro.py: identical 2" in out

@@ -115,3 +115,33 @@ def test_frontend_calls_need_the_framework(script: str, need: str) -> None:
 ])
 def test_tvm_own_frontend_helpers_need_nothing(script: str) -> None:
     assert detect_needs(script) == ()
+
+
+@pytest.mark.parametrize(
+    "text, needs",
+    [
+        ("Build with USE_CUDA ON and USE_TENSORRT_CODEGEN ON, then run the TensorRT tests.",
+         ("cuda", "other:tensorrt")),
+        ("The compiled model does not match the PyTorch reference.", ("torch",)),
+        ("Converting my ONNX model fails; ONNX Runtime gives the right answer.",
+         ("onnx", "onnxruntime")),
+        ("Environment: Ubuntu 22.04, CUDA 12.1, LLVM 17", ()),  # a listed version is no need
+        ("Compiling with target=\"cuda\" crashes", ("cuda",)),
+        ("Thanks for participating! ### Expected behavior What you were expecting", ()),
+    ],
+)
+def test_needs_named_in_prose(text, needs):
+    from bot.needs import needs_from_text
+
+    assert needs_from_text(text) == needs
+
+
+def test_an_issue_without_a_script_takes_its_needs_from_the_text():
+    from bot.models import Issue
+    from bot.plan import plan
+
+    p = plan(Issue(title="[Bug] results diverge from the PyTorch reference",
+                   body="Mismatched elements: 1 / 8\n\nThe model is in the attached zip.",
+                   author="a"))
+    assert not p.repro.found
+    assert p.needs == ("torch",)

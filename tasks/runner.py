@@ -125,6 +125,12 @@ def check_sandbox(sandbox: SandboxConfig) -> str:
                            capture_output=True, text=True, timeout=30, env=_HOST_ENV)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise InfraError(f"bwrap did not run: {e}. {sb.USERNS_HELP}") from e
+    if "disable-userns" in r.stderr:  # unknown option: bubblewrap older than 0.8.0
+        raise InfraError(
+            f"bwrap is too old ({r.stderr.strip()[-200:]}): reprobot needs bubblewrap >= 0.8.0 "
+            "for --disable-userns (a script in a nested user namespace could raise its own "
+            "memory and process limits); upgrade bubblewrap or use sandbox.backend: docker"
+        )
     if r.returncode != 0 or r.stdout.strip() != "ok":
         raise InfraError(
             f"bwrap cannot create its sandbox here ({r.stderr.strip()[-300:] or r.returncode}). "

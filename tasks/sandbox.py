@@ -413,6 +413,11 @@ def bwrap_argv(
     a: list[str] = [
         bwrap,
         "--unshare-all",  # user, ipc, pid, net, uts, cgroup; no --share-net: no network
+        # No nested user namespaces: inside one the script would hold every capability over
+        # its own namespaces and could mount the host's cgroup v1 hierarchies (rooted at its
+        # own per-run cgroup, whose files its host uid may own) and raise its own memory and
+        # pids limits; or mount size-unlimited tmpfs and overlays.
+        "--unshare-user", "--disable-userns",  # (--unshare-all only *tries* a user namespace)
         "--die-with-parent",
         "--new-session",
         "--uid", str(uid),
@@ -808,7 +813,8 @@ def bwrap_smoke_argv(bwrap: str = "bwrap", *, uid: int | None = None,
                      setpriv: str = "setpriv") -> list[str]:
     """A minimal sandbox that prints "ok"; as ``uid`` when the worker must drop root."""
     a = [
-        bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+        bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+        "--new-session",
         "--uid", "65534", "--gid", "65534",
         "--ro-bind", "/usr", "/usr",
         *_top_level("/bin"), *_top_level("/lib"), *_top_level("/lib64"),

@@ -597,6 +597,43 @@ def test_sandbox_user_is_not_root_and_has_no_capabilities() -> None:
     assert "reprobot-sandbox" in str(a["hostname"]["value"])
 
 
+def test_no_nested_user_namespace_to_raise_its_own_limits() -> None:
+    # Inside a nested user namespace the script holds every capability over new mount and
+    # cgroup namespaces: it could mount the cgroup hierarchy rooted at its own per-run cgroup
+    # and, as the owner of those files, raise its own memory limit, then hog memory.
+    res = run(
+        """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        def check(r):
+            if r != 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        def escape():
+            check(libc.unshare(0x10000000 | 0x00020000 | 0x02000000))  # USER | NS | CGROUP
+            os.makedirs("/tmp/cg", exist_ok=True)
+            check(libc.mount(b"none", b"/tmp/cg", b"cgroup", 0, b"memory"))
+            for name in ("memory.memsw.limit_in_bytes", "memory.limit_in_bytes"):
+                if os.path.exists("/tmp/cg/" + name):
+                    with open("/tmp/cg/" + name, "w") as f:
+                        f.write(str(8 * 1024**3))
+            return open("/tmp/cg/memory.limit_in_bytes").read()
+        attempt("nested_userns", escape)
+        attempt("unshare_cmd", lambda: __import__("subprocess").run(
+            ["unshare", "-Ur", "id"], capture_output=True, text=True).returncode)
+        hog = bytearray(400 * 1024 * 1024)
+        for i in range(0, len(hog), 4096):
+            hog[i] = 1
+        print("ALLOCATED", flush=True)
+        """
+    )
+    a = attempts(res)
+    assert a["nested_userns"]["ok"] is False, a["nested_userns"]
+    assert a["unshare_cmd"].get("value") != "0", a["unshare_cmd"]
+    assert "ALLOCATED" not in res.stdout_tail
+    assert res.limit_hit == "memory" and res.signal == signal.SIGKILL, res
+    assert_worker_fine()
+
+
 # --------------------------------------------------------------------------- our failures
 
 

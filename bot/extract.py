@@ -495,7 +495,11 @@ _VERSION_WORDS_RE = re.compile(
     r"\b(?:versions?|environment|env|commit|installed|pip list|build info|system info)\b",
     re.IGNORECASE,
 )
-_VERSION_OUT_RE = re.compile(r"^\s*['\"]?v?\d+\.\d+[\w.+-]*['\"]?\s*$")
+_VERSION_OUT_RE = re.compile(
+    r"^\s*['\"]?v?\d+\.\d+[\w.+-]*['\"]?\s*$"
+    # or build information such as ``libinfo()`` prints: ``USE_CUDA: ON``, ``GIT_COMMIT_HASH: ab12``
+    r"|^\s*[A-Z][A-Z0-9_]{2,}:\s*\S"
+)
 
 
 def _probe_in_env(lines: list[str], start: int, end: int, section: str = "", *,
@@ -1246,6 +1250,17 @@ def _unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     return first, code
 
 
+_TB_FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+')
+
+
+def _in_traceback(lines: list[str], i: int) -> bool:
+    """Line ``i`` is the source line under a traceback frame (``File "x.py", line 8, ...``)."""
+    j = i - 1
+    while j >= 0 and not lines[j].strip():
+        j -= 1
+    return j >= 0 and bool(_TB_FRAME_RE.match(lines[j]))
+
+
 def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
     """Maximal runs of lines that parse as Python, starting with an import (or TVM code)."""
     runs: list[tuple[int, int, str, ast.Module]] = []
@@ -1254,6 +1269,10 @@ def _code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
     n = len(lines)
     floor = 0  # lines above this belong to an earlier run
     while i < n:
+        if _in_traceback(lines, i):
+            # The source line Python prints under a traceback frame is not code to run.
+            i += 1
+            continue
         strong = bool(_STRONG_START_RE.match(lines[i]))
         if not strong and not _WEAK_START_RE.match(lines[i]):
             i += 1

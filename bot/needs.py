@@ -244,6 +244,10 @@ _PROSE_PACKAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bpaddle(?:paddle)?\b", re.I), "paddle"),
     (re.compile(r"\bmxnet\b|\bgluon(?:cv)?\b", re.I), "mxnet"),
     (re.compile(r"\btensor[ _-]?rt\b", re.I), "other:tensorrt"),
+    # mlc_llm used (not the project's name, which its issue template carries).
+    (re.compile(r"(?<![A-Za-z0-9_])mlc_(?:llm|chat)(?:_build)?(?![A-Za-z0-9])"
+                r"|\bmlc-llm/(?:cpp|python|build\.py)\b"),
+     "other:mlc_llm"),
 )
 # A device the reproduction itself uses: build flags, targets, device calls (not a CUDA version
 # listed under Environment, which many CPU bugs mention too).

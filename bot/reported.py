@@ -392,6 +392,8 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         nm = _NO_MODULE_RE.search(msg)
         cm = _CANNOT_IMPORT_RE.search(msg)
         mod = nm.group(1) if nm else (cm.group(2) if cm else "")
+        if nm and mod == "tvm":  # TVM itself is not installed where the reporter ran it
+            return Reported(Outcome.MISSING_DEPENDENCY, signature=sig, evidence=ev)
         if mod == "tvm" or mod.startswith("tvm."):
             return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
         if mod or not re.search(r"\btvm|\.so\b|\.dll\b|DLL", msg):

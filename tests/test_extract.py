@@ -1660,3 +1660,25 @@ def test_the_same_split_script_in_other_markdown_dress(wrap: object) -> None:
     body = f"Repro:\n\n{F}python\n{head}\n{F}\n\n{F}python\n{rest}{F}\n\nTraceback below.\n"
     assert callable(wrap)
     assert_script(extract_repro(issue(wrap(body))), SAME)
+
+
+def test_the_source_line_under_a_traceback_frame_is_not_a_script():
+    body = (
+        "I get this when I build:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/proj/build.py", line 8, in <module>\n'
+        "    import tvm\n"
+        "ModuleNotFoundError: No module named 'tvm'\n\n"
+        "What should I install?\n"
+    )
+    assert not extract_repro(Issue(title="[Bug] build fails", body=body, author="a")).found
+
+
+def test_build_info_dump_under_a_probe_is_the_environment_not_the_repro():
+    body = (
+        "Build info:\n\n"
+        "```\n$ python -c \"import tvm; print(tvm.support.libinfo())\"\n"
+        "USE_CUDA: ON\nUSE_LLVM: llvm-config\nGIT_COMMIT_HASH: 0123abcd\n```\n\n"
+        "The chat app then fails in the C++ runtime with a Check failed.\n"
+    )
+    assert not extract_repro(Issue(title="[Bug] chat fails", body=body, author="a")).found

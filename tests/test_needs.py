@@ -145,3 +145,18 @@ def test_an_issue_without_a_script_takes_its_needs_from_the_text():
                    author="a"))
     assert not p.repro.found
     assert p.needs == ("torch",)
+
+
+@pytest.mark.parametrize(
+    "text, needs",
+    [
+        ("运行mlc_chat命令时出错", ("other:mlc_llm",)),
+        ("$ mlc_llm compile ./dist/model", ("other:mlc_llm",)),
+        ("File \"/home/u/mlc-llm/cpp/llm_chat.cc\", line 3", ("other:mlc_llm",)),
+        ("This is an MLC-LLM bug report template; pip install mlc-ai-nightly", ()),
+    ],
+)
+def test_mlc_llm_used_in_prose(text, needs):
+    from bot.needs import needs_from_text
+
+    assert needs_from_text(text) == needs

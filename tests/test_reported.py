@@ -539,3 +539,21 @@ def test_an_actual_line_under_the_expected_heading_is_what_happened() -> None:
     text = "### Expected behavior\n\nIt should finish quickly instead of taking forever."
     got = parse_reported(Issue(title="[Bug] unroll", body=body(text)), REPRO)
     assert got is None or got.outcome != Outcome.TIMEOUT, got
+
+
+def test_tvm_not_installed_is_a_missing_dependency_but_a_missing_tvm_name_is_another_api():
+    from bot.models import Issue, Outcome, Repro
+    from bot.reported import parse_reported
+
+    none = Repro(found=False)
+    gone = Issue(title="[Bug] cannot start", body=(
+        "```\nTraceback (most recent call last):\n  File \"build.py\", line 8, in <module>\n"
+        "    import tvm\nModuleNotFoundError: No module named 'tvm'\n```\n"), author="a")
+    rep = parse_reported(gone, none)
+    assert rep is not None and rep.outcome == Outcome.MISSING_DEPENDENCY
+    renamed = Issue(title="[Bug] import fails", body=(
+        "```\nTraceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+        "ImportError: cannot import name 'relax' from 'tvm' (/opt/tvm/__init__.py)\n```\n"),
+        author="a")
+    rep = parse_reported(renamed, none)
+    assert rep is not None and rep.outcome == Outcome.API_MISMATCH

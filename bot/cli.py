@@ -13,8 +13,8 @@ import json
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -124,27 +124,26 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
 
     run = None
     environment: dict[str, str] = {}
-    # While the script runs, a second thread probes the environment (cached per interpreter)
-    # and loads the second half of the pipeline, so neither adds to the wall time.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        if the_plan.repro.found:
-            from tasks.probe import probe_environment
-            from tasks.runner import run_script
+    if the_plan.repro.found:
+        from tasks.probe import probe_environment
+        from tasks.runner import run_script
 
-            python = _resolve_python(cfg.tvm.python)
-            pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
-            cache = None if args.no_cache else _cache_dir()
-            probe = pool.submit(_probe_and_load, probe_environment, python, cache)
-            run = run_script(
-                the_plan.repro.script,
-                python=python,
-                args=the_plan.repro.args,
-                sandbox=cfg.sandbox,
-                gpu=the_plan.worker == "gpu",
-                pass_env=pass_env,
-                cache_dir=cache,
-            )
-            environment = probe.result()
+        python = _resolve_python(cfg.tvm.python)
+        pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
+        cache = None if args.no_cache else _cache_dir()
+        # While the script runs, a second thread probes the environment (cached per
+        # interpreter) and loads the second half of the pipeline, so neither adds wall time.
+        side = _Beside(lambda: _probe_and_load(probe_environment, python, cache))
+        run = run_script(
+            the_plan.repro.script,
+            python=python,
+            args=the_plan.repro.args,
+            sandbox=cfg.sandbox,
+            gpu=the_plan.worker == "gpu",
+            pass_env=pass_env,
+            cache_dir=cache,
+        )
+        environment = side.result()
 
     from bot.pipeline import conclude
 
@@ -156,6 +155,29 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
         print()
         print("Labels: " + ", ".join(triage.labels))
     return 0
+
+
+class _Beside:
+    """Run one function in a thread beside the caller; ``result()`` joins it (and re-raises)."""
+
+    def __init__(self, fn: Callable[[], dict[str, str]]) -> None:
+        self._fn = fn
+        self._value: dict[str, str] = {}
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="reprobot-probe", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as e:  # handed to the caller by result()
+            self._error = e
+
+    def result(self) -> dict[str, str]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _probe_and_load(probe: Callable[..., dict[str, str]], python: str,

@@ -398,7 +398,9 @@ class _Run:
                 pass_fds=tuple(pass_fds),
                 start_new_session=True,
                 close_fds=True,
-                cwd=cwd,
+                # not the worker's own directory: the sandbox's init (bwrap) would show it as
+                # $PWD in /proc/1/environ
+                cwd=cwd if cwd is not None else "/",
                 env=dict(env) if env is not None else dict(_HOST_ENV),
             )
         except OSError as e:

@@ -320,28 +320,39 @@ def reachable_by_others(path: str) -> bool:
 
 # --------------------------------------------------------------------------- seccomp
 
-# struct seccomp_data: nr at offset 0, arch at offset 4.
+# struct seccomp_data: nr at offset 0, arch at offset 4, args[0] at offset 16 (low half on
+# little-endian machines).
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 # Syscalls denied with EPERM: the kernel keyrings (the sandbox user is a host uid whose
-# keyrings may hold the worker's keys) and namespace/mount/kernel-level operations.
+# keyrings may hold the worker's keys), namespace/mount/kernel-level operations, and io_uring
+# (a large kernel attack surface no repro needs; Docker's default profile denies it too).
 _DENIED_SYSCALLS = {
     "x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "kexec_load": 246,
                "init_module": 175, "finit_module": 313, "delete_module": 176, "bpf": 321,
                "perf_event_open": 298, "userfaultfd": 323, "open_by_handle_at": 304,
-               "name_to_handle_at": 303, "kexec_file_load": 320, "fanotify_init": 300},
+               "name_to_handle_at": 303, "kexec_file_load": 320, "fanotify_init": 300,
+               "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
     "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "kexec_load": 104,
                 "init_module": 105, "finit_module": 273, "delete_module": 106, "bpf": 280,
                 "perf_event_open": 241, "userfaultfd": 282, "open_by_handle_at": 265,
-                "name_to_handle_at": 264, "kexec_file_load": 294, "fanotify_init": 262},
+                "name_to_handle_at": 264, "kexec_file_load": 294, "fanotify_init": 262,
+                "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
 }
+_SOCKET_NR = {"x86_64": 41, "aarch64": 198}
+# Socket families that network namespaces do not isolate: AF_VSOCK (40) reaches the
+# hypervisor host and every vsock listener of the VM the worker runs in; AF_BLUETOOTH (31).
+# socket() with them fails with EAFNOSUPPORT, as on a kernel without them.
+_DENIED_SOCKET_FAMILIES = (31, 40)
 _SECCOMP_RET_ALLOW = 0x7FFF0000
 _SECCOMP_RET_ERRNO = 0x00050000
 _EPERM = 1
+_EAFNOSUPPORT = 97
 
 
 def seccomp_filter(machine: str | None = None) -> bytes:
     """A classic-BPF seccomp program (for ``bwrap --seccomp``): the syscalls above fail with
-    EPERM; calls of another ABI (32-bit int 0x80, x32) fail too; everything else is allowed."""
+    EPERM, sockets of the families above with EAFNOSUPPORT; calls of another ABI (32-bit int
+    0x80, x32) fail too; everything else is allowed."""
     import platform
     import struct
 
@@ -349,6 +360,7 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     if m not in _AUDIT_ARCH:
         return b""
     nrs = sorted(set(_DENIED_SYSCALLS[m].values()))
+    families = sorted(set(_DENIED_SOCKET_FAMILIES))
     ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
 
     def ins(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -362,12 +374,20 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     if m == "x86_64":
         prog.append(ins(jge_k, 0, 1, 0x40000000))  # x32 ABI
         prog.append(ins(ret_k, 0, 0, deny))
+    # socket(): jump over the syscall list, the allow and the deny to the family checks
+    prog.append(ins(jeq_k, len(nrs) + 2, 0, _SOCKET_NR[m]))
     for i, nr in enumerate(nrs):
-        # jump to the final "deny" when equal; the allow return sits right after the list
+        # jump to the "deny" when equal; the allow return sits right after the list
         to_deny = len(nrs) - i
         prog.append(ins(jeq_k, to_deny, 0, nr))
     prog.append(ins(ret_k, 0, 0, _SECCOMP_RET_ALLOW))
     prog.append(ins(ret_k, 0, 0, deny))
+    prog.append(ins(ld_w_abs, 0, 0, 16))  # A = socket's family (args[0])
+    for i, fam in enumerate(families):
+        to_refuse = len(families) - i
+        prog.append(ins(jeq_k, to_refuse, 0, fam))
+    prog.append(ins(ret_k, 0, 0, _SECCOMP_RET_ALLOW))
+    prog.append(ins(ret_k, 0, 0, _SECCOMP_RET_ERRNO | _EAFNOSUPPORT))
     return b"".join(prog)
 
 

@@ -700,6 +700,56 @@ def test_kernel_interfaces_are_closed() -> None:
     assert a["sys_listing"]["value"] == "['devices']"  # only the CPU topology
 
 
+def test_worker_directory_does_not_show_in_sandbox_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workdir = tmp_path / ("worker-dir-" + uuid.uuid4().hex)
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    res = run(
+        """
+        def everything():
+            out = []
+            for p in os.listdir("/proc"):
+                if p.isdigit():
+                    for name in ("environ", "cmdline"):
+                        out.append(open(f"/proc/{p}/{name}", "rb").read().decode(errors="replace"))
+                    out.append(os.readlink(f"/proc/{p}/cwd"))
+            return out
+        print(chr(10).join(everything()))
+        """
+    )
+    assert res.exit_code == 0, res.stderr_tail
+    assert "/usr/bin/bwrap" in res.stdout_tail or "bwrap" in res.stdout_tail  # saw the init
+    assert workdir.name not in res.stdout_tail
+
+
+def test_no_vsock_no_io_uring() -> None:
+    # Network namespaces do not isolate AF_VSOCK: on a VM it reaches the hypervisor host and
+    # the VM's own vsock services. io_uring is a large kernel attack surface no repro needs.
+    res = run(
+        """
+        import ctypes, socket
+        libc = ctypes.CDLL(None, use_errno=True)
+        attempt("vsock", lambda: socket.socket(40, socket.SOCK_STREAM))
+        def uring():
+            r = libc.syscall(425, 8, ctypes.create_string_buffer(120))  # io_uring_setup
+            if r < 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+            return r
+        attempt("io_uring", uring)
+        attempt("inet", lambda: socket.socket(socket.AF_INET).close())
+        attempt("unix", lambda: [s.close() for s in socket.socketpair()])
+        """
+    )
+    a = attempts(res)
+    assert a["vsock"]["ok"] is False and "Errno 97" in str(a["vsock"]["error"]), a["vsock"]
+    if os.uname().machine in ("x86_64", "aarch64"):
+        assert a["io_uring"]["ok"] is False, a["io_uring"]
+    assert a["inet"]["ok"] is True and a["unix"]["ok"] is True  # ordinary sockets still work
+    assert res.exit_code == 0
+
+
 def test_gpu_run_binds_sys_read_only() -> None:
     # No GPU here: gpu=True still builds the GPU layout (read-only /sys, device nodes if any).
     res = run_script(

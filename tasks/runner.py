@@ -181,6 +181,7 @@ def _run_bwrap(script: str, *, python: str, args: list[str], cfg: SandboxConfig,
             interp=interp, script_fd=script_fd, args=args, env=env, limits=limits, uid=cfg.uid,
             etc_fds=etc, seccomp_fd=seccomp_fd, status_fd=status_w, gpu=gpu,
             gpu_devices=sb.gpu_device_nodes() if gpu else (), bwrap=bwrap,
+            proc_hide=sb.proc_files_to_hide(),
         )
         if host_uid is not None and setpriv is not None:
             inner = sb.drop_privileges_argv(host_uid, inner, setpriv)

@@ -405,6 +405,22 @@ def drop_privileges_argv(uid: int, inner: Sequence[str], setpriv: str = "setpriv
 # --------------------------------------------------------------------------- bwrap
 
 
+# /proc files readable only by root (mode 0400, no capability check in the kernel): kernel
+# heap and physical-page layout, useful to a kernel exploit. When the worker is root and the
+# interpreter is not reachable by other users, the sandbox user is host uid 0 (without any
+# capability) and could read them; they are covered with an empty file in every sandbox.
+_PROC_ROOT_ONLY = (
+    "/proc/slabinfo", "/proc/kpagecount", "/proc/kpageflags", "/proc/kpagecgroup",
+    "/proc/vmallocinfo", "/proc/pagetypeinfo", "/proc/timer_list", "/proc/sched_debug",
+    "/proc/kmsg", "/proc/kcore", "/proc/mtrr", "/proc/sysrq-trigger",
+)
+
+
+def proc_files_to_hide() -> tuple[str, ...]:
+    """The files of ``_PROC_ROOT_ONLY`` this kernel has (the sandbox's /proc shows the same)."""
+    return tuple(f for f in _PROC_ROOT_ONLY if os.path.lexists(f))
+
+
 def gpu_device_nodes() -> tuple[str, ...]:
     """The NVIDIA device nodes of this host (``/dev/nvidia*``, ``/dev/nvidia-caps``)."""
     return tuple(sorted(glob.glob("/dev/nvidia*")))
@@ -423,12 +439,15 @@ def bwrap_argv(
     status_fd: int | None = None,
     gpu: bool = False,
     gpu_devices: Sequence[str] = (),
+    proc_hide: Sequence[str] = (),
     bwrap: str = "bwrap",
 ) -> list[str]:
     """The full bwrap command line for one run (pure: no I/O).
 
     ``etc_fds``: sandbox path -> fd holding the generated file (copied in with ``--file``).
     ``seccomp_fd``: fd holding the BPF program of :func:`seccomp_filter`.
+    ``proc_hide``: files of the sandbox's /proc covered by an empty file
+    (:func:`proc_files_to_hide`).
     """
     a: list[str] = [
         bwrap,
@@ -464,6 +483,8 @@ def bwrap_argv(
     # cover it with a read-only bind (sysctl values are shown per the reader's namespaces).
     a += ["--ro-bind", "/proc/sys", "/proc/sys"]
     a += ["--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users"]
+    for f in proc_hide:
+        a += ["--ro-bind", "/dev/null", f]
     if gpu:
         for dev in gpu_devices:
             a += ["--dev-bind", dev, dev]

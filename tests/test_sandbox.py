@@ -724,6 +724,24 @@ def test_worker_directory_does_not_show_in_sandbox_processes(
     assert workdir.name not in res.stdout_tail
 
 
+def test_root_only_proc_files_show_nothing() -> None:
+    # As a capability-less host uid 0 (root worker, interpreter not reachable by others) the
+    # sandbox user passes the mode check of root-only /proc files: kernel heap and page layout.
+    res = run(
+        """
+        import stat
+        for p in ("/proc/slabinfo", "/proc/kpageflags", "/proc/kpagecount", "/proc/vmallocinfo",
+                  "/proc/pagetypeinfo", "/proc/timer_list"):
+            if os.path.exists(p):
+                attempt(p, lambda p=p: len(open(p, "rb").read(4096)))
+        """
+    )
+    a = attempts(res)
+    assert "/proc/slabinfo" in a, res.stdout_tail
+    for label, r in a.items():
+        assert r["ok"] is False or r["value"] == "0", (label, r)
+
+
 def test_no_vsock_no_io_uring() -> None:
     # Network namespaces do not isolate AF_VSOCK: on a VM it reaches the hypervisor host and
     # the VM's own vsock services. io_uring is a large kernel attack surface no repro needs.

@@ -23,7 +23,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 from dataclasses import replace
 from functools import cached_property
@@ -252,7 +251,6 @@ def run_worker(
     queues: list[str],
     concurrency: int,
     *,
-    visibility_timeout_s: int | None = None,
     loglevel: str = "INFO",
 ) -> None:
     """Start a Celery worker in this process serving ``queues``; returns when it stops."""
@@ -261,7 +259,7 @@ def run_worker(
     config, info = prepare_worker(config, queues)
     name = f"reprobot-{'-'.join(queues)}-{os.getpid()}@{socket.gethostname()}"
     info["concurrency"] = concurrency
-    app = make_celery(config, visibility_timeout_s=visibility_timeout_s)
+    app = make_celery(config)
     app.reprobot = Runtime(config, app, hostname=name)
     beat = Heartbeat(config, name, info)
     beat.start()
@@ -280,36 +278,3 @@ def run_worker(
     finally:
         beat.stopped.set()
         beat.join(timeout=5)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tasks.app --queues triage,cpu [--concurrency N] [--visibility-timeout S]``.
-
-    The same as ``reprobot worker``, plus the broker's visibility timeout (tests use a short
-    one to see a killed worker's job redone quickly).
-    """
-    import argparse
-
-    from bot.config import load_config
-
-    p = argparse.ArgumentParser(prog="python -m tasks.app")
-    p.add_argument("--config")
-    p.add_argument("--queues", default="triage,cpu")
-    p.add_argument("--concurrency", type=int, default=1)
-    p.add_argument("--visibility-timeout", type=int)
-    a = p.parse_args(argv)
-    try:
-        cfg = load_config(a.config, os.environ)
-        run_worker(cfg, [q.strip() for q in a.queues.split(",") if q.strip()], a.concurrency,
-                   visibility_timeout_s=a.visibility_timeout)
-    except ReprobotError as e:
-        print(f"reprobot: error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    # Run the imported module's main so tasks.jobs and this share one ``Runtime`` class.
-    from tasks.app import main as _main
-
-    raise SystemExit(_main())

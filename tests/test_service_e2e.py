@@ -331,7 +331,7 @@ def test_processes_refuse_to_start_without_what_they_need(tmp_path: Path, probe_
                                                           fake_github: FakeGitHub):
     svc = Service(tmp_path, "redis://127.0.0.1:1/0", fake_github, probe_cache)
     # The triage queue does every GitHub call: it needs credentials.
-    err = start_fails(svc, ["-m", "tasks.app", "--queues", "triage"], svc.env(github=False))
+    err = start_fails(svc, ["-m", "bot.cli", "worker", "--queues", "triage"], svc.env(github=False))
     assert "GITHUB_TOKEN" in err
     # The receiver needs the webhook secret, and a placeholder is not one.
     env = dict(svc.env(), GITHUB_WEBHOOK_SECRET="changeme")
@@ -341,13 +341,13 @@ def test_processes_refuse_to_start_without_what_they_need(tmp_path: Path, probe_
     bad = tmp_path / "docker.yml"
     bad.write_text("sandbox:\n  backend: docker\n  docker_image: reprobot-no-such-image:0\n")
     env = dict(svc.env(github=False), REPROBOT_CONFIG=str(bad))
-    err = start_fails(svc, ["-m", "tasks.app", "--queues", "cpu"], env)
+    err = start_fails(svc, ["-m", "bot.cli", "worker", "--queues", "cpu"], env)
     assert "docker" in err
     # A gpu worker on a machine without a GPU does not start.
     from tasks.app import find_gpu
 
     if find_gpu() is None:
-        err = start_fails(svc, ["-m", "tasks.app", "--queues", "gpu"], svc.env(github=False))
+        err = start_fails(svc, ["-m", "bot.cli", "worker", "--queues", "gpu"], svc.env(github=False))
         assert "no GPU" in err
 
 

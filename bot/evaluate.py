@@ -129,14 +129,13 @@ def evaluate_case(
     if repro.found == bool(exp.get("has_repro")):
         # From the script when there is one, else from what the report says.
         _check(res, "needs", sorted(exp.get("needs") or []), sorted(res.needs), "")
-    if repro.found and exp.get("has_repro"):
         _check(res, "shape", str(exp.get("repro_shape", "")), repro.shape,
-               f"blocks {', '.join(repro.blocks)}")
-        if want_script is not None:
-            res.script_match, res.script_diff = compare_scripts(repro.script, want_script)
-            res.checked.add("script")
-            if res.script_match == "differs":
-                res.disagreements["script"] = ("repro.py", "differs", res.script_diff)
+               f"blocks {', '.join(repro.blocks)}" if repro.found else repro.reason[:80])
+    if repro.found and exp.get("has_repro") and want_script is not None:
+        res.script_match, res.script_diff = compare_scripts(repro.script, want_script)
+        res.checked.add("script")
+        if res.script_match == "differs":
+            res.disagreements["script"] = ("repro.py", "differs", res.script_diff)
     if run is None:
         if not repro.found:
             res.outcome = "no-repro"

@@ -267,7 +267,7 @@ def extract_repro(issue: Issue) -> Repro:
     repro = _shell_dash_c(title.text, "title")
     if repro is not None:
         return repro
-    return Repro(found=False, shape="none", reason=_reason(findings))
+    return Repro(found=False, shape=_no_repro_shape(findings), reason=_reason(findings))
 
 
 def _offered_as_working(blocks: list[_Block], repro: Repro) -> bool:
@@ -1766,6 +1766,19 @@ def _looks_native(text: str) -> bool:
     lines = [ln for ln in text.split("\n") if ln.strip()]
     hits = sum(1 for ln in lines if _NATIVE_LINE_RE.match(ln))
     return hits >= 2 or (hits == 1 and any(ln.rstrip().endswith(";") for ln in lines))
+
+
+def _no_repro_shape(f: _Findings) -> str:
+    """How the issue presents its (unrunnable) reproduction, in the order ``_reason`` explains."""
+    if f.incomplete or f.placeholder:
+        return "none"
+    if f.test_commands:
+        return "shell-wrapped"
+    if f.attachments:
+        return "attachment-only"
+    if f.file_commands:
+        return "shell-wrapped"
+    return "none"
 
 
 def _reason(f: _Findings) -> str:

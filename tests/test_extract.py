@@ -1682,3 +1682,19 @@ def test_build_info_dump_under_a_probe_is_the_environment_not_the_repro():
         "The chat app then fails in the C++ runtime with a Check failed.\n"
     )
     assert not extract_repro(Issue(title="[Bug] chat fails", body=body, author="a")).found
+
+
+@pytest.mark.parametrize(
+    "body, shape",
+    [
+        ("The model and script are in [repro.zip](https://github.com/user-attachments/files/1/repro.zip).",
+         "attachment-only"),
+        ("Build with USE_CUDA ON, then:\n\n```\ncd tests/python/relax\npython3 test_codegen_x.py\n```\n",
+         "shell-wrapped"),
+        ("### Expected behavior\n\nWhat you were expecting\n", "none"),
+    ],
+)
+def test_how_an_issue_without_a_script_presents_its_reproduction(body, shape):
+    repro = extract_repro(Issue(title="[Bug] x", body=body, author="a"))
+    assert not repro.found
+    assert repro.shape == shape

@@ -802,8 +802,14 @@ def _raised_in_tvm(err: PyError) -> bool:
     return not seen_script and any(f.kind == "tvm" for f in err.frames)
 
 
+# Packages that once shipped with TVM itself (``import nnvm``, ``import topi``): a script that
+# imports one targets an old TVM, not a missing third-party package.
+_HISTORIC_TVM_PACKAGES = frozenset({"nnvm", "topi", "vta"})
+
+
 def _is_tvm_name(name: str) -> bool:
-    return name == "tvm" or name.startswith(("tvm.", "tvm_ffi"))
+    return (name == "tvm" or name.startswith(("tvm.", "tvm_ffi"))
+            or name.split(".")[0] in _HISTORIC_TVM_PACKAGES)
 
 
 def _api_mismatch(err: PyError, name: str, evidence: tuple[str, ...]) -> Classification:

@@ -323,10 +323,15 @@ def _later_smaller_repro(later: list[_Source]) -> Repro | None:
 _HTML_LINE_RE = re.compile(r"^\s*</?(?:details|summary|p|div|br|hr|pre)\b[^>]*>.*$", re.I)
 
 
+_ESCAPED_PROMPT_RE = re.compile(r"^(\s*)\\>\\?>\\?>(?= |$)")
+
+
 def _normalise(text: str) -> str:
     """Line ends, and blank lines around ``<details>``/``<summary>`` lines so that a fence right
     after them is a fence (CommonMark would otherwise keep it inside the HTML block)."""
     lines = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    # ``\>>>``: a prompt escaped so that markdown would not quote it.
+    lines = [_ESCAPED_PROMPT_RE.sub(r"\1>>>", ln) for ln in lines]
     out: list[str] = []
     for ln in lines:
         if _HTML_LINE_RE.match(ln) and not ln.lstrip().startswith("<pre"):
@@ -1219,6 +1224,7 @@ def _unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     pending: list[str] = []  # the statement being typed
     failed = False
     in_output = False
+    earlier: list[str] | None = None  # a finished session that showed no error
     for ln in lines[first:]:
         m = re.match(r"^\s*>>>(?: (.*))?$", ln)
         c = re.match(r"^\s*\.\.\.(?: (.*))?$", ln) if pending and not in_output else None
@@ -1228,6 +1234,12 @@ def _unfenced_session(lines: list[str]) -> tuple[int, str] | None:
             stmts.extend(pending)
             pending = [m.group(1) or ""]
             in_output = False
+            if _SESSION_END_RE.match(pending[0]):
+                # ``exit()``: the reporter starts another interpreter; a later session that
+                # shows the failure is the repro, else the first one.
+                if earlier is None:
+                    earlier = stmts
+                stmts, pending = [], []
             continue
         if c:
             pending.append(c.group(1) or "")
@@ -1240,6 +1252,8 @@ def _unfenced_session(lines: list[str]) -> tuple[int, str] | None:
         failed = failed or _is_error_output(ln)
         in_output = True
     stmts.extend(pending)
+    if not failed and earlier:
+        stmts = earlier
     code = _dedent("\n".join(stmts).translate(_SMART))
     tree = _parse(code)
     if tree is None or not _does_something(tree):
@@ -1250,6 +1264,7 @@ def _unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     return first, code
 
 
+_SESSION_END_RE = re.compile(r"^\s*(?:exit|quit)\(\)\s*$")
 _TB_FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+')
 
 

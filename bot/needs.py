@@ -33,7 +33,9 @@ KNOWN_PACKAGES: dict[str, str] = {
 
 # Installed together with apache-tvm: never a separate need.
 TVM_ENV_MODULES = frozenset(
-    {"tvm", "tvm_ffi", "numpy", "ml_dtypes", "typing_extensions", "__future__", "__main__"}
+    {"tvm", "tvm_ffi", "numpy", "ml_dtypes", "typing_extensions", "__future__", "__main__",
+     # once part of TVM itself (an old script's import of them is a stale API, not a need)
+     "nnvm", "topi", "vta"}
 )
 
 # TVM frontends by module name (``tvm.relax.frontend.onnx``) and by converter name

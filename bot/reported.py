@@ -162,7 +162,10 @@ _WRONG_RE = re.compile(
     r"|\bdiverge[sd]?\b|\bgarbage\b|\buninitiali[sz]ed (?:memory|values?|data)\b|\bgarbled\b"
     r"|\bunexpected (?:result|output|value)s?\b|\bprecision (?:loss|issue|problem)\b"
     r"|\bexpected\b[^.]{0,60}\bbut (?:got|get|is|was)\b|\bshould (?:be|return)\b[^.]{0,60}\bbut\b"
-    r"|\bnon-?deterministic\b|\bNaNs?\b",
+    r"|\bnon-?deterministic\b|\bNaNs?\b"
+    # "running result error", "inference results are not right", "out_tvm ≠ out_ref"
+    r"|\b(?:running|inference|execution|computed?|calculation) results? (?:errors?|wrong|is wrong)\b"
+    r"|\bresults? (?:is|are) not (?:right|correct)\b|\w\s*≠\s*\w",
     re.IGNORECASE,
 )
 _GENERIC_FAIL_RE = re.compile(

@@ -1698,3 +1698,19 @@ def test_how_an_issue_without_a_script_presents_its_reproduction(body, shape):
     repro = extract_repro(Issue(title="[Bug] x", body=body, author="a"))
     assert not repro.found
     assert repro.shape == shape
+
+
+def test_escaped_prompts_and_a_second_interpreter_session():
+    body = (
+        "Two sessions:\n\n"
+        "\\>>> import json\n"
+        "\\>>> exit()\n"
+        "$ python\n"
+        "\\>>> import tvm\n"
+        "\\>>> tvm.bad_call()\n"
+        "Traceback (most recent call last):\n"
+        "AttributeError: module 'tvm' has no attribute 'bad_call'\n"
+    )
+    repro = extract_repro(Issue(title="[Bug] x", body=body, author="a"))
+    assert repro.found and repro.shape in ("interactive", "shell-wrapped")
+    assert repro.script.split() == ["import", "tvm", "tvm.bad_call()"]

@@ -557,3 +557,20 @@ def test_tvm_not_installed_is_a_missing_dependency_but_a_missing_tvm_name_is_ano
         author="a")
     rep = parse_reported(renamed, none)
     assert rep is not None and rep.outcome == Outcome.API_MISMATCH
+
+
+@pytest.mark.parametrize(
+    "title, body",
+    [
+        ("[Bug] tvm running result error", "The result of my conv is off by a lot."),
+        ("Matmul output", "mat A ≠ mat B after compiling with opt_level=3."),
+        ("[Bug] inference results are not right", "See below."),
+    ],
+)
+def test_wrong_result_wording_without_an_error(title, body):
+    from bot.models import Issue, Outcome, Repro
+    from bot.reported import parse_reported
+
+    rep = parse_reported(Issue(title=title, body=body, author="a"),
+                         Repro(found=True, script="import tvm\n"))
+    assert rep is not None and rep.outcome == Outcome.WRONG_RESULT

@@ -257,7 +257,8 @@ _PROSE_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (
         re.compile(
             rf"\bUSE_{dev.upper()}\s*(?:=|:)?\s*(?:ON|1|TRUE)\b"
-            rf"|\btarget\s*=\s*['\"]?{dev}\b"
+            rf"|\btarget\s*[=:]\s*['\"]?{dev}\b|\b(?:with|on|for|using) (?:the |a )?{dev} target\b"
+            rf"|\w_{dev}\.(?:py|html)\b"
             rf"|\btvm\.{dev}\(|['\"]{dev}(?:\s+-[^'\"]*)?['\"]",
             re.I,
         ),

@@ -274,10 +274,16 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         found = finder(lines)
         if found is not None:
             return _located(_tidy(found), lines)
-    if repro.found:
-        found = _generic_failure(lines)
-        if found is not None:
-            return _located(_tidy(found), lines)
+    # With a script, any failure words count; without one, only the reporter's own sentences in
+    # the body (not the title, not an untouched template) -- an issue that says "an error is
+    # thrown (see the picture)" still reports a failure, a blank template does not.
+    found = _generic_failure(lines if repro.found else [
+        ln for ln in lines
+        if ln.where == "body" and not _TEMPLATE_LINE_RE.match(ln.text)
+        and not _TEMPLATE_PROSE_RE.search(ln.text)
+    ])
+    if found is not None:
+        return _located(_tidy(found), lines)
     found = _passed(issue, lines)
     if found is not None:
         return found
@@ -572,6 +578,13 @@ _ELSEWHEN_RE = re.compile(
     r"|(?:older|previous|earlier|last|old) (?:versions?|releases?|commits?|builds?)"
     r"|with (?:version|v?\d+\.\d+)|(?:in|on) (?:version |v)?\d+\.\d+"
     r"|worked (?:in|on|with|before|until)|until (?:version|v?\d+\.\d+|recently)|if I\b|when I (?:remove|comment|change|replace|use))",
+    re.IGNORECASE,
+)
+# Sentences of the TVM issue template itself (its welcome text and placeholders).
+_TEMPLATE_PROSE_RE = re.compile(
+    r"Thanks for participating in the TVM community|issue tracker is used for actionable items"
+    r"|Issues that are inactive for a period|Feel free to reopen|Please refer to the list of label"
+    r"|What you were expecting|What actually happened|Any environment details|Preferably a minimal",
     re.IGNORECASE,
 )
 _TEMPLATE_LINE_RE = re.compile(

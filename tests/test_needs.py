@@ -160,3 +160,17 @@ def test_mlc_llm_used_in_prose(text, needs):
     from bot.needs import needs_from_text
 
     assert needs_from_text(text) == needs
+
+
+@pytest.mark.parametrize(
+    "text, needs",
+    [
+        ("Compiling with the cuda target fails.", ("cuda",)),
+        ("I followed tune_conv2d_cuda.html and it crashed", ("cuda",)),
+        ("Environment: CUDA 11.7, cuDNN 8", ()),
+    ],
+)
+def test_device_named_in_prose(text, needs):
+    from bot.needs import needs_from_text
+
+    assert needs_from_text(text) == needs

@@ -574,3 +574,22 @@ def test_wrong_result_wording_without_an_error(title, body):
     rep = parse_reported(Issue(title=title, body=body, author="a"),
                          Repro(found=True, script="import tvm\n"))
     assert rep is not None and rep.outcome == Outcome.WRONG_RESULT
+
+
+def test_without_a_script_the_reporters_own_failure_sentence_counts_but_not_the_template():
+    from bot.models import Issue, Outcome, Repro
+    from bot.reported import parse_reported
+
+    none = Repro(found=False)
+    said = Issue(title="[Bug] build", body="When I run my model, an error is thrown (see picture).",
+                 author="a")
+    rep = parse_reported(said, none)
+    assert rep is not None and rep.outcome == Outcome.TVM_ERROR
+    template = Issue(
+        title="[Bug] Error when importing tvm",
+        body=("Thanks for participating in the TVM community! Issues that are inactive for a "
+              "period of time may get closed.\n\n### Expected behavior\n\nWhat you were expecting"
+              "\n\n### Actual behavior\n\nWhat actually happened\n"),
+        author="a")
+    rep = parse_reported(template, none)
+    assert rep is not None and rep.outcome == Outcome.NO_REPRO

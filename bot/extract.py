@@ -326,12 +326,34 @@ _HTML_LINE_RE = re.compile(r"^\s*</?(?:details|summary|p|div|br|hr|pre)\b[^>]*>.
 _ESCAPED_PROMPT_RE = re.compile(r"^(\s*)\\>\\?>\\?>(?= |$)")
 
 
+def _unwrap_multiline_spans(lines: list[str]) -> list[str]:
+    """Code pasted between single backticks over several lines (`import x ... f()`): drop the
+    two backticks so the lines read as the code they are."""
+    out = list(lines)
+    i = 0
+    while i < len(out):
+        ln = out[i]
+        if ln.startswith("`") and not ln.startswith("``") and "`" not in ln[1:]:
+            for j in range(i + 1, min(i + 200, len(out))):
+                other = out[j]
+                if other.startswith("```") or not other.strip():
+                    break
+                if "`" in other:
+                    if other.rstrip().endswith("`") and other.count("`") == 1:
+                        out[i] = ln[1:]
+                        out[j] = other.rstrip()[:-1]
+                        i = j
+                    break
+        i += 1
+    return out
+
+
 def _normalise(text: str) -> str:
     """Line ends, and blank lines around ``<details>``/``<summary>`` lines so that a fence right
     after them is a fence (CommonMark would otherwise keep it inside the HTML block)."""
     lines = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     # ``\>>>``: a prompt escaped so that markdown would not quote it.
-    lines = [_ESCAPED_PROMPT_RE.sub(r"\1>>>", ln) for ln in lines]
+    lines = _unwrap_multiline_spans([_ESCAPED_PROMPT_RE.sub(r"\1>>>", ln) for ln in lines])
     out: list[str] = []
     for ln in lines:
         if _HTML_LINE_RE.match(ln) and not ln.lstrip().startswith("<pre"):

@@ -1714,3 +1714,18 @@ def test_escaped_prompts_and_a_second_interpreter_session():
     repro = extract_repro(Issue(title="[Bug] x", body=body, author="a"))
     assert repro.found and repro.shape in ("interactive", "shell-wrapped")
     assert repro.script.split() == ["import", "tvm", "tvm.bad_call()"]
+
+
+def test_code_between_single_backticks_over_several_lines():
+    body = (
+        "My code:\n"
+        "`import numpy as np\n"
+        "import tvm\n"
+        "x = np.zeros(3)\n"
+        "print(tvm.runtime.tensor(x))`\n"
+        "and it fails.\n"
+    )
+    repro = extract_repro(Issue(title="[Bug] x", body=body, author="a"))
+    assert repro.found
+    assert repro.script.splitlines()[0] == "import numpy as np"
+    assert repro.script.rstrip().endswith("print(tvm.runtime.tensor(x))")

@@ -267,7 +267,36 @@ def extract_repro(issue: Issue) -> Repro:
     repro = _shell_dash_c(title.text, "title")
     if repro is not None:
         return repro
+    if findings.error_output and not (findings.incomplete or findings.placeholder):
+        # 'when I run "import tvm" it fails with: <traceback>': the one statement is the repro.
+        for src in sources:
+            repro = _import_named_in_prose(src)
+            if repro is not None:
+                return repro
     return Repro(found=False, shape=_no_repro_shape(findings), reason=_reason(findings))
+
+
+# An import statement quoted in prose: "import tvm", `from tvm import relay`.
+_PROSE_IMPORT_RE = re.compile(
+    r"[\"`“]((?:import\s+[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*"
+    r"|from\s+[A-Za-z_][\w.]*\s+import\s+[\w, ]+?))[\"`”]"
+)
+
+
+def _import_named_in_prose(src: _Source) -> Repro | None:
+    """An import statement the reporter quotes as what they ran, in a text that shows the error
+    it gave (the issue is an import-time failure)."""
+    for m in _PROSE_IMPORT_RE.finditer(src.text):
+        stmt = m.group(1).strip()
+        tree = _parse(stmt)
+        if tree is None or not _imports_only(tree):
+            continue
+        if not any(top == "tvm" or top.startswith("tvm") for top in _imported_names(tree)) and \
+                not stmt.startswith("from tvm"):
+            continue
+        return Repro(found=True, script=stmt + "\n", blocks=(f"{src.name}:prose",),
+                     shape="unfenced")
+    return None
 
 
 def _offered_as_working(blocks: list[_Block], repro: Repro) -> bool:
@@ -763,6 +792,9 @@ def _has_prompts(lines: list[str]) -> bool:
     return any(re.match(r"^\s*>>>( |$)", ln) or _IPY_IN_RE.match(ln) for ln in lines)
 
 
+_ELISION_RE = re.compile(r"^\s*(?:\.{4,}|…+)\s*$")
+
+
 def _cut_at_output(code: str) -> str | None:
     """The code before the output pasted after it in the same block (a traceback, a log)."""
     lines = code.split("\n")
@@ -772,6 +804,8 @@ def _cut_at_output(code: str) -> str | None:
             or _ERROR_LINE_RE.match(ln)
             or _PROSE_LINE_RE.match(ln)
             or _SHELL_LINE_RE.match(ln)
+            # ``....`` standing for output left out, right before the error that ended it
+            or (_ELISION_RE.match(ln) and any(_ERROR_LINE_RE.match(x) for x in lines[k + 1:k + 4]))
         ):
             head = "\n".join(lines[:k])
             tree = _parse(head)

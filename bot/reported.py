@@ -139,6 +139,7 @@ _CHAIN_RE = re.compile(
 _NO_MODULE_RE = re.compile(r"No module named '([^']+)'")
 _CANNOT_IMPORT_RE = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
 _MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
+_PY2_MODULE_ATTR_RE = re.compile(r"'module' object has no attribute '([^']+)'")
 
 _WRONG_RE = re.compile(
     # "type/shape/signature mismatch" is a compiler check, not a wrong number.
@@ -359,6 +360,10 @@ def _mismatched(lines: list[_Line]) -> Reported | None:
     return None
 
 
+# A message cut mid-phrase by a line wrap.
+_WRAPPED_TAIL_RE = re.compile(r"\b(?:has|have|has no|is|not|of|to|the|a|named|from|for|in)$")
+
+
 def _error_line(lines: list[_Line]) -> Reported | None:
     """The last reported exception line (or TVMScript ``error:`` diagnostic)."""
     # Exceptions group into reports: a new traceback (not chained to the one before it) starts
@@ -386,7 +391,12 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         if new_report and first_report is None:
             first_report = hit
         if m:
-            hit = (m["type"], (m["msg"] or "").strip(), m["line"].strip(), i)
+            msg = (m["msg"] or "").strip()
+            nxt = lines[i + 1].text if i + 1 < len(lines) else ""
+            if _WRAPPED_TAIL_RE.search(msg) and nxt.strip() and not _ERROR_LINE_RE.match(nxt):
+                # A message wrapped over two lines ("... has no\n    attribute 'X'").
+                msg = f"{msg} {nxt.strip()}"
+            hit = (m["type"], msg, m["line"].strip(), i)
         elif d:
             hit = ("DiagnosticError", d["msg"].strip(), d["msg"].strip(), i)
     if first_report is not None and lines[first_report[3]].where == "body":
@@ -410,8 +420,12 @@ def _error_line(lines: list[_Line]) -> Reported | None:
             # that only the reporter's installed packages lack).
             return Reported(Outcome.MISSING_DEPENDENCY, signature=sig, evidence=ev)
     if short == "AttributeError":
-        am = _MODULE_ATTR_RE.search(msg)
+        flat = " ".join(msg.split())  # a message wrapped over lines
+        am = _MODULE_ATTR_RE.search(flat)
         if am and (am.group(1) == "tvm" or am.group(1).startswith("tvm.")):
+            return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
+        if _PY2_MODULE_ATTR_RE.search(flat):
+            # Python 2 does not name the module; in a TVM report it is one of TVM's.
             return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
     if short in {"NameError", "SyntaxError", "IndentationError", "UnboundLocalError"}:
         return Reported(Outcome.PYTHON_ERROR, signature=sig, evidence=ev)
@@ -535,13 +549,22 @@ _ERROR_IN_PROSE_RE = re.compile(
 
 
 def _error_in_prose(lines: list[_Line]) -> Reported | None:
-    """``XxxError: message`` quoted inside a sentence (or the title)."""
+    """``XxxError: message`` quoted inside a sentence (or the title); or Python's own words for
+    a missing module without the class name (``**No module named 'tvm'**``)."""
     for ln in _body_first(lines):
         m = _ERROR_IN_PROSE_RE.search(ln.text)
         if m and m.group(2):
             line = f"{m.group(1)}: {m.group(2).strip()}"
             return _error_line([_Line(line, "body")])
+    for ln in _body_first(lines):
+        text = ln.text.replace("*", "").replace("`", "")
+        m = _BARE_NO_MODULE_RE.search(text)
+        if m and not _ERROR_IN_PROSE_RE.search(text):
+            return _error_line([_Line(f"ModuleNotFoundError: {m.group(0)}", "body")])
     return None
+
+
+_BARE_NO_MODULE_RE = re.compile(r"No module named '[\w.]+'")
 
 
 def _wrong_words(lines: list[_Line]) -> Reported | None:

@@ -1729,3 +1729,22 @@ def test_code_between_single_backticks_over_several_lines():
     assert repro.found
     assert repro.script.splitlines()[0] == "import numpy as np"
     assert repro.script.rstrip().endswith("print(tvm.runtime.tensor(x))")
+
+
+@pytest.mark.parametrize(
+    "body, script",
+    [
+        ("When I run \"import tvm\" in python, it fails:\n\nTraceback (most recent call last):\n"
+         "  File \"<stdin>\", line 1, in <module>\nOSError: libtvm.so: cannot open shared object\n",
+         "import tvm\n"),
+        ("```\nimport tvm\n....\nRuntimeError: Cannot find the files.\n```\n", "import tvm\n"),
+    ],
+)
+def test_an_import_time_failure_has_the_import_as_its_repro(body, script):
+    repro = extract_repro(Issue(title="[Bug] import fails", body=body, author="a"))
+    assert repro.found and repro.script == script
+
+
+def test_an_import_quoted_in_prose_without_any_error_shown_is_not_a_repro():
+    body = "I usually start with \"import tvm\" and then build my model; how do I tune it?"
+    assert not extract_repro(Issue(title="How to tune", body=body, author="a")).found

@@ -593,3 +593,31 @@ def test_without_a_script_the_reporters_own_failure_sentence_counts_but_not_the_
         author="a")
     rep = parse_reported(template, none)
     assert rep is not None and rep.outcome == Outcome.NO_REPRO
+
+
+@pytest.mark.parametrize(
+    "body, outcome",
+    [
+        ("After installing, importing fails with **No module named 'tvm'** and I am stuck.",
+         "missing-dependency"),
+        ("```\nTraceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
+         "    autotvm.tophub.context(target)\n"
+         "AttributeError: 'module' object has no attribute 'tophub'\n```\n", "api-mismatch"),
+    ],
+)
+def test_missing_module_and_attribute_phrasings(body, outcome):
+    from bot.models import Issue, Repro
+    from bot.reported import parse_reported
+
+    rep = parse_reported(Issue(title="[Bug] x", body=body, author="a"), Repro(found=False))
+    assert rep is not None and rep.outcome is not None and rep.outcome.value == outcome
+
+
+def test_an_attribute_error_wrapped_over_two_lines():
+    from bot.models import Issue, Outcome, Repro
+    from bot.reported import parse_reported
+
+    body = ("```\nTraceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
+            "AttributeError: module 'tvm.relay' has no\n    attribute 'RandomModel'\n```\n")
+    rep = parse_reported(Issue(title="[Bug] x", body=body, author="a"), Repro(found=False))
+    assert rep is not None and rep.outcome == Outcome.API_MISMATCH

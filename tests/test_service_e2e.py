@@ -352,16 +352,12 @@ def test_processes_refuse_to_start_without_what_they_need(tmp_path: Path, probe_
 
 
 def test_our_failure_is_retried_then_reported_as_infra_error_never_as_a_result(
-    tmp_path: Path, probe_cache: Path
+    tmp_path: Path, probe_cache: Path, fake_github: FakeGitHub
 ):
     """A run worker whose TVM interpreter is gone: the run is tried again, then the comment
     says our side failed (infra-error, inconclusive) - never "not reproduced"."""
     server = RedisServer(tmp_path / "redis").start()
-    gh = FakeGitHub().start()
-    from conftest import BOT_TOKEN
-
-    gh.add_token(BOT_TOKEN, BOT_LOGIN)
-    gh.add_repo(REPO)
+    gh = fake_github
     svc = Service(tmp_path, server.url, gh, probe_cache)
     # The worker starts with a working interpreter, which then disappears (a broken deploy).
     python = tmp_path / "tvm-env" / "python"
@@ -385,5 +381,4 @@ def test_our_failure_is_retried_then_reported_as_infra_error_never_as_a_result(
         assert worker_log.count("infra error, retrying") == 2
     finally:
         svc.stop_all()
-        gh.stop()
         server.stop()

@@ -70,6 +70,11 @@ class ServiceConfig:
     # Seconds before the broker redelivers an unacknowledged task (a worker that died outright).
     # 0 = derived from the longest task time limit.
     visibility_timeout_s: int = 0
+    # A worker that cannot reach Redis at start waits this long, then exits non-zero.
+    redis_wait_s: int = 30
+    # Soft time limit of a triage-queue task (triage, report); the hard limit is 60 s later.
+    # Past it the request is reported as an infra error, never retried.
+    triage_time_limit_s: int = 240
 
 
 @dataclass(frozen=True)

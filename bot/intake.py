@@ -32,12 +32,14 @@ from bot.state import DELIVERY_TTL_S
 TRIAGE_QUEUE = "triage"
 
 # KEYS: delivery key ('' -> none), body key, queue.  ARGV: ttl, delivery id, message.
+# The push comes first: a script that fails midway (Redis does not roll back) has then recorded
+# nothing, and the one after it cannot fail on keys of the right type.
 _ACCEPT = """
 if KEYS[1] ~= '' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('LPUSH', KEYS[3], ARGV[3])
 if KEYS[1] ~= '' then redis.call('SET', KEYS[1], '1', 'EX', ARGV[1]) end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[1])
-redis.call('LPUSH', KEYS[3], ARGV[3])
 return 1
 """
 
@@ -115,8 +117,9 @@ class Intake:
         message = task_message(task_name, kwargs, TRIAGE_QUEUE)
         try:
             done = await self._accept(keys=keys, args=[DELIVERY_TTL_S, delivery or "1", message])
-        except (RedisError, OSError) as e:
+        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
             raise IntakeUnavailable(str(e) or type(e).__name__) from e
+        # Any other RedisError (a script error) is the caller's 500: nothing was recorded.
         return bool(done)
 
     async def ping(self) -> None:

@@ -53,6 +53,33 @@ def connect(url: str, *, timeout_s: float = 2.0) -> redis.Redis:
     )
 
 
+def redacted(url: str) -> str:
+    """The Redis URL without its password (for messages)."""
+    import urllib.parse
+
+    u = urllib.parse.urlsplit(url)
+    if u.password:
+        netloc = f"{u.username or ''}:***@{u.hostname}" + (f":{u.port}" if u.port else "")
+        return urllib.parse.urlunsplit(u._replace(netloc=netloc))
+    return url
+
+
+def wait_for_redis(url: str, wait_s: float, *, interval_s: float = 1.0) -> None:
+    """Return once Redis answers PING; StateUnavailable after ``wait_s`` seconds of trying."""
+    deadline = time.monotonic() + max(wait_s, 0)
+    client = connect(url, timeout_s=min(2.0, max(wait_s, 0.5)))
+    while True:
+        try:
+            client.ping()
+            return
+        except redis.RedisError as e:
+            if time.monotonic() >= deadline:
+                raise StateUnavailable(
+                    f"Redis at {redacted(url)} is not reachable (waited {wait_s:.0f} s): {e}"
+                ) from e
+        time.sleep(interval_s)
+
+
 def issue_ref(repo: str, number: int) -> str:
     return f"{repo}#{number}"
 

@@ -56,6 +56,12 @@ def run_time_limits(config: Config) -> tuple[int, int]:
     return timeout + 60, timeout + 120
 
 
+def triage_time_limits(config: Config) -> tuple[int, int]:
+    """(soft, hard) limits of a triage-queue task."""
+    soft = int(getattr(config.service, "triage_time_limit_s", 0) or TRIAGE_SOFT_LIMIT_S)
+    return soft, soft + (TRIAGE_HARD_LIMIT_S - TRIAGE_SOFT_LIMIT_S)
+
+
 def visibility_timeout(config: Config, override: int | None = None) -> int:
     """How long an unacknowledged message waits before Redis hands it to another worker.
 
@@ -68,7 +74,7 @@ def visibility_timeout(config: Config, override: int | None = None) -> int:
     configured = getattr(config.service, "visibility_timeout_s", 0)
     if configured:
         return int(configured)
-    return max(run_time_limits(config)[1], TRIAGE_HARD_LIMIT_S) + 60
+    return max(run_time_limits(config)[1], triage_time_limits(config)[1]) + 60
 
 
 def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> Celery:
@@ -89,8 +95,8 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        task_soft_time_limit=TRIAGE_SOFT_LIMIT_S,
-        task_time_limit=TRIAGE_HARD_LIMIT_S,
+        task_soft_time_limit=triage_time_limits(config)[0],
+        task_time_limit=triage_time_limits(config)[1],
         task_annotations={TASK_RUN: {"soft_time_limit": soft, "time_limit": hard}},
         task_serializer="json",
         accept_content=["json"],
@@ -98,6 +104,9 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         result_expires=24 * 3600,
         task_ignore_result=True,  # results live in our own state keys; no one waits on them
         broker_connection_retry_on_startup=True,
+        # Once started, a worker that loses Redis (a restart) reconnects, however long it takes
+        # (at start, require_redis has already waited a bounded time).
+        broker_connection_max_retries=None,
         broker_connection_timeout=3,
         broker_transport_options={
             "visibility_timeout": vt,
@@ -225,6 +234,21 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
     return config, info
 
 
+def require_redis(config: Config) -> None:
+    """At start: Redis (the broker) must answer within ``service.redis_wait_s``; otherwise say
+    so and stop (exit 2) instead of retrying silently forever. Once started, a worker that
+    loses Redis reconnects by itself."""
+    from bot.state import StateUnavailable, redacted, wait_for_redis
+
+    svc = config.service
+    log.warning("connecting to Redis at %s (waiting up to %d s)", redacted(svc.redis_url),
+                svc.redis_wait_s)
+    try:
+        wait_for_redis(svc.redis_url, svc.redis_wait_s)
+    except StateUnavailable as e:
+        raise ReprobotError(f"{e}; start redis-server or fix REDIS_URL / service.redis_url") from e
+
+
 class Heartbeat(threading.Thread):
     def __init__(self, config: Config, name: str, info: dict[str, Any]):
         super().__init__(name="reprobot-heartbeat", daemon=True)
@@ -256,6 +280,7 @@ def run_worker(
     """Start a Celery worker in this process serving ``queues``; returns when it stops."""
     logging.basicConfig(level=getattr(logging, loglevel, logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    require_redis(config)
     config, info = prepare_worker(config, queues)
     name = f"reprobot-{'-'.join(queues)}-{os.getpid()}@{socket.gethostname()}"
     info["concurrency"] = concurrency

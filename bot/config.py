@@ -75,6 +75,9 @@ class ServiceConfig:
     # Soft time limit of a triage-queue task (triage, report); the hard limit is 60 s later.
     # Past it the request is reported as an infra error, never retried.
     triage_time_limit_s: int = 240
+    # How often the beat asks GitHub to redeliver failed webhook deliveries (0 = never; it
+    # needs GitHub App credentials).
+    redelivery_sweep_s: int = 600
 
 
 @dataclass(frozen=True)

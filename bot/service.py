@@ -208,6 +208,26 @@ def give_up(
     return {"status": "gave-up", "job_id": job_id, **summary}
 
 
+def sweep_deliveries(svc: Services, *, now: float | None = None) -> dict[str, Any]:
+    """Ask GitHub to redeliver the App's failed deliveries the bot never queued."""
+    from bot.events import ROUTER
+    from bot.redeliver import pick_redeliveries
+
+    gh = svc.github
+    items = gh.hook_deliveries()
+    picks = pick_redeliveries(
+        items, events=ROUTER, handled=svc.state.delivery_seen, asks=svc.state.redelivery_asks,
+        now=time.time() if now is None else now,
+    )
+    asked = []
+    for p in picks:
+        svc.state.count_redelivery_ask(p.guid)
+        gh.redeliver(p.delivery_id)
+        log.warning("asked GitHub to redeliver %s (%s, %s)", p.guid, p.event, p.why)
+        asked.append(p.guid)
+    return {"status": "swept", "listed": len(items), "redelivered": asked}
+
+
 def run_request(record: dict[str, Any], the_plan: Plan) -> dict[str, Any]:
     """The JSON a cpu/gpu worker gets: the script and how to run it; nothing else."""
     return {

@@ -42,6 +42,7 @@ TASK_TRIAGE = "reprobot.triage"
 TASK_RUN = "reprobot.run"
 TASK_STATUS = "reprobot.status"
 TASK_REPORT = "reprobot.report"
+TASK_SWEEP_DELIVERIES = "reprobot.sweep_deliveries"
 
 # Tasks on the triage queue only talk to GitHub and Redis (GitHub retries with back-off inside).
 TRIAGE_SOFT_LIMIT_S = 240
@@ -90,6 +91,7 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
             TASK_TRIAGE: {"queue": "triage"},
             TASK_STATUS: {"queue": "triage"},
             TASK_REPORT: {"queue": "triage"},
+            TASK_SWEEP_DELIVERIES: {"queue": "triage"},
             # reprobot.run: the queue (cpu or gpu) is chosen per job by the triage task.
         },
         task_acks_late=True,
@@ -121,8 +123,22 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         worker_hijack_root_logger=False,
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
+    app.conf.beat_schedule = beat_schedule(config)
     app.reprobot = Runtime(config, app)
     return app
+
+
+def beat_schedule(config: Config) -> dict[str, Any]:
+    """Periodic tasks (``reprobot worker --beat`` runs the scheduler in one worker)."""
+    schedule: dict[str, Any] = {}
+    every = int(getattr(config.service, "redelivery_sweep_s", 0) or 0)
+    gh = config.github
+    if every > 0 and gh.app_id and gh.private_key:  # the deliveries API is the App's
+        schedule["redelivery-sweep"] = {
+            "task": TASK_SWEEP_DELIVERIES, "schedule": float(every),
+            "options": {"queue": "triage", "expires": float(every)},
+        }
+    return schedule
 
 
 class Runtime:
@@ -249,6 +265,13 @@ def require_redis(config: Config) -> None:
         raise ReprobotError(f"{e}; start redis-server or fix REDIS_URL / service.redis_url") from e
 
 
+def _beat_args(config: Config) -> list[str]:
+    """Run the periodic scheduler inside this worker (start exactly one such worker)."""
+    path = probe_cache_dir() / "celerybeat-schedule"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return ["--beat", "--schedule", str(path)]
+
+
 class Heartbeat(threading.Thread):
     def __init__(self, config: Config, name: str, info: dict[str, Any]):
         super().__init__(name="reprobot-heartbeat", daemon=True)
@@ -276,6 +299,7 @@ def run_worker(
     concurrency: int,
     *,
     loglevel: str = "INFO",
+    with_beat: bool = False,
 ) -> None:
     """Start a Celery worker in this process serving ``queues``; returns when it stops."""
     logging.basicConfig(level=getattr(logging, loglevel, logging.INFO),
@@ -299,6 +323,7 @@ def run_worker(
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
+            *(_beat_args(config) if with_beat else []),
         ])
     finally:
         beat.stopped.set()

@@ -15,7 +15,14 @@ from celery import Task, shared_task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
 from bot import service
-from tasks.app import TASK_REPORT, TASK_RUN, TASK_STATUS, TASK_TRIAGE, runtime
+from tasks.app import (
+    TASK_REPORT,
+    TASK_RUN,
+    TASK_STATUS,
+    TASK_SWEEP_DELIVERIES,
+    TASK_TRIAGE,
+    runtime,
+)
 
 log = logging.getLogger("reprobot.tasks")
 
@@ -129,3 +136,13 @@ def report(self: Task, result: dict[str, Any]) -> dict[str, Any]:
                         job_id=job_id)
     except Exception as e:  # task boundary
         raise _retry(self, e, f"report of job {result.get('job_id', '?')}") from e
+
+
+@shared_task(name=TASK_SWEEP_DELIVERIES, bind=True)
+def sweep_deliveries(self: Task) -> dict[str, Any]:
+    svc = runtime(self.app).services
+    try:
+        return service.sweep_deliveries(svc)
+    except Exception as e:  # task boundary: the next sweep tries again (no retry here)
+        log.exception("redelivery sweep failed: %s", e)
+        return {"status": "failed", "error": f"{type(e).__name__}: {e}"}

@@ -29,6 +29,9 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
 from bot.config import Config, DashboardConfig
 from bot.errors import ConfigError
 
@@ -207,9 +210,6 @@ class AuthMiddleware:
 def install_auth(app: Any, config: Config, mode: str | None = None) -> None:
     """Add the login pages and the middleware to the FastAPI app (mode: from the config and
     the address; ``serve`` checks it first, tests pass it)."""
-    from fastapi import Request
-    from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-
     dash = config.dashboard
     mode = mode or dash.auth or "none"
     if mode not in AUTH_MODES:

@@ -105,6 +105,37 @@ async def drive(port: int, rate: int, seconds: float, first_number: int) -> list
     return list(await asyncio.gather(*tasks))
 
 
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def attack(port: int, clients: int, size: int) -> list[int]:
+    """``clients`` connections each send ``size`` bytes with a wrong signature, at once."""
+    async def one_attack() -> int:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        head = ("POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                "X-GitHub-Event: issues\r\nX-GitHub-Delivery: attack\r\n"
+                f"X-Hub-Signature-256: sha256={'0' * 64}\r\nContent-Length: {size}\r\n"
+                "Connection: close\r\n\r\n")
+        writer.write(head.encode())
+        chunk = b" " * (1 << 20)
+        try:
+            for _ in range(size // len(chunk)):
+                writer.write(chunk)
+                await writer.drain()
+            raw = await reader.read()
+        except OSError:
+            return 0
+        finally:
+            writer.close()
+        return int(raw.split(b" ", 2)[1]) if raw.startswith(b"HTTP/") else 0
+
+    return list(await asyncio.gather(*(one_attack() for _ in range(clients))))
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (Linux /proc), in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
@@ -172,6 +203,12 @@ def main() -> None:
                   f"{1000 * statistics.median(lat):>8.1f} {1000 * pct(lat, 99):>8.1f} "
                   f"{1000 * max(lat):>8.1f} {1000 * cpu / len(results):>16.2f}"
                   + (f"   not queued, by status: {codes}" if codes else ""))
+        # Unauthenticated clients sending 25 MB bodies at once: how much memory can they pin?
+        before = rss_mib(web.pid)
+        codes = asyncio.run(attack(wport, 10, 25 * 1024 * 1024))
+        peak = rss_mib(web.pid, "VmHWM")
+        print(f"10 clients x 25 MB, wrong signature: answers {sorted(codes)}; receiver RSS "
+              f"{before:.0f} MiB before, peak {peak:.0f} MiB (+{peak - before:.0f} MiB)")
         for code, text in sorted(FIRST_ERROR.items()):
             print(f"first answer with status {code}: {text}")
     finally:

@@ -80,15 +80,16 @@ def task_message(name: str, kwargs: dict[str, Any], queue: str, *, task_id: str 
     return json.dumps(envelope)
 
 
-def connect_async(url: str, *, timeout_s: float = 2.0, max_connections: int = 32) -> Any:
-    """One asyncio client per receiver process: fails fast when Redis is down and reconnects
-    (a retry on a fresh connection) once it is back."""
+def connect_async(url: str, *, timeout_s: float = 5.0, max_connections: int = 128) -> Any:
+    """One asyncio client per receiver process: gives up within ``timeout_s`` when Redis is
+    down or overloaded (GitHub waits 10 s for an answer) and reconnects (a retry on a fresh
+    connection) once it is back."""
     # A blocking pool: a burst of requests waits for a free connection instead of failing.
     pool = aioredis.BlockingConnectionPool.from_url(
         url,
         max_connections=max_connections,
         timeout=timeout_s,
-        socket_connect_timeout=timeout_s,
+        socket_connect_timeout=min(timeout_s, 2.0),
         socket_timeout=timeout_s,
         health_check_interval=30,
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2),

@@ -117,7 +117,6 @@ def create_app(
     app = FastAPI(title="reprobot", docs_url=None, redoc_url=None, openapi_url=None)
     install_auth(app, config, auth_mode)
 
-    @app.post("/webhook")
     async def webhook(request: Request) -> Response:
         delivery = request.headers.get("x-github-delivery", "")[:200]
         event = request.headers.get("x-github-event", "")[:100]
@@ -203,6 +202,9 @@ def create_app(
                  task.get("repo"), task.get("number"), decision.reason)
         return _json(202, status="queued", reason=decision.reason, delivery=delivery,
                      issue=f"{task.get('repo')}#{task.get('number')}")
+
+    # A plain Starlette route: no FastAPI parameter handling on the hot path.
+    app.router.add_route("/webhook", webhook, methods=["POST"])
 
     @app.get("/healthz")
     async def healthz() -> Response:

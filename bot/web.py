@@ -1,16 +1,20 @@
 """The web app: the GitHub webhook receiver and the maintainers' dashboard.
 
-- ``POST /webhook``  verify, deduplicate, route (``bot.events``), enqueue a ``triage`` task by
-  name. It never runs a script and never calls GitHub, so it answers in milliseconds.
+- ``POST /webhook``  signature first (a missing header is answered before the body is read;
+  bodies are read in chunks within a budget for all unverified bodies together), then route
+  (``bot.events``) and, for a triage, record-and-enqueue in one Redis script (``bot.intake``).
+  It never runs a script, never calls GitHub and never leaves the event loop.
 - ``GET /healthz``   200 when Redis answers, else 503.
 - ``GET /``          dashboard (server-rendered HTML): queues, workers, latest result per issue.
 - ``GET /api/status``  the same as JSON; ``GET /api/issues/{owner}/{name}/{number}`` one issue's
   latest result and history.
+- Everything but ``/webhook`` and ``/healthz`` is behind the optional login of ``bot.auth``.
 
-Statuses: 401 missing/invalid signature; 413 body over 25 MB; 400 not JSON / not an object /
-no event header; 200 ping (with the hook id); 202 queued, ignored (with the reason) or a
-duplicate delivery; 503 Redis (the broker) unreachable, so GitHub shows the delivery as failed
-and it can be redelivered.
+Statuses: 401 missing/invalid signature; 413 body over 25 MB; 408 body too slow; 400 not JSON,
+too deep, not an object, no event header, or a payload not shaped like GitHub's; 200 ping (with
+the hook id); 202 queued, ignored (with the reason) or a duplicate delivery; 503 Redis
+unreachable or the unverified-body budget spent (GitHub shows the delivery as failed and it is
+redelivered); 500 our bug, with nothing recorded.
 """
 
 from __future__ import annotations

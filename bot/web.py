@@ -43,7 +43,7 @@ log = logging.getLogger("reprobot.web")
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 # Not-yet-verified body bytes held at once, all requests together (two full-size payloads).
 MAX_UNVERIFIED_BYTES = 2 * MAX_BODY_BYTES + (1 << 20)
-BODY_READ_TIMEOUT_S = 30.0
+BODY_READ_TIMEOUT_S = 10.0  # GitHub gives up on a delivery after 10 s anyway
 TRIAGE_TASK = "reprobot.triage"
 
 
@@ -65,9 +65,10 @@ def _digest_ok(mac: hmac.HMAC, header: str) -> bool:
 class BodyBudget:
     """Bytes of not-yet-verified request bodies held at once, over all requests.
 
-    A body is read (and its signature checked) only within this budget: a client without the
-    secret can pin at most ``limit`` bytes of the receiver's memory, however many connections it
-    opens; past that it is answered 503 at once (GitHub redelivers on its side).
+    Bytes are taken as they arrive and given back when the body is verified or refused: all
+    clients without the secret together can pin at most ``limit`` bytes of the receiver's
+    memory, however many connections they open; a chunk past it gets 503 at once (the sweeper
+    has GitHub redeliver).
     """
 
     def __init__(self, limit: int) -> None:
@@ -141,10 +142,9 @@ def create_app(
                 return _json(400, error="bad Content-Length")
             if length > MAX_BODY_BYTES:
                 return _too_large()
-        # Reserve the announced size (or chunk by chunk when none is announced).
-        reserved = length if length is not None else 0
-        if reserved and not budget.take(reserved):
-            return _busy()
+        # Bytes are taken from the budget as they arrive (not as announced): an idle client
+        # that announces 25 MB holds nothing.
+        reserved = 0
         mac = hmac.new(secret.encode(), digestmod=hashlib.sha256)
         body = bytearray()
         try:

@@ -7,6 +7,7 @@ triage worker reports them itself (no sandbox needed).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -40,6 +41,8 @@ def status_of(s: socket.socket, timeout: float) -> int | None:
         data = s.recv(4096)
     except TimeoutError:
         return None
+    except ConnectionResetError:
+        return -1
     return int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else None
 
 
@@ -75,14 +78,18 @@ def test_unsigned_request_is_answered_before_its_body(svc: Service):
 def test_unverified_bodies_beyond_the_budget_are_turned_away(svc: Service):
     svc.receiver()
     port = int(svc.receiver_url.rsplit(":", 1)[1])
-    # Ten clients announce 20 MB each with a well-formed but wrong signature and send slowly:
-    # the receiver holds at most the budget (two full-size bodies), the rest get 503 at once.
-    socks = [raw_request(port, head(port, 20_000_000, signed=True), b"{" * 1000)
-             for _ in range(10)]
+    # Ten clients without the secret send 6 MB each and stall: 60 MB > the 51 MB budget, so at
+    # least two are turned away (503) while their bytes arrive.
+    socks = [raw_request(port, head(port, 20_000_000, signed=True)) for _ in range(10)]
+    for s in socks:
+        s.settimeout(10)
+        with contextlib.suppress(OSError):  # already answered 503 and closed
+            s.sendall(b" " * 6_000_000)
     statuses = [status_of(s, 3) for s in socks]
-    waiting = [st for st in statuses if st is None]
-    assert len(waiting) == 2, statuses
-    assert statuses.count(503) == 8, statuses
+    # A client still sending when the 503 came may only see the connection reset (-1); one
+    # that stalled past GitHub's 10 s gets 408. None is answered 401 before its body is in.
+    assert set(statuses) <= {None, 503, -1, 408}, statuses
+    assert statuses.count(503) + statuses.count(-1) >= 2, statuses
     for s in socks:
         s.close()
     # Their disconnect gives the budget back: GitHub's deliveries get in.

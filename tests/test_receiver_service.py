@@ -137,12 +137,13 @@ def test_redis_restart_loses_nothing_and_everyone_reconnects(svc: Service):
     assert len(bot_comments(gh, n3)) == 1
 
 
-def test_worker_without_redis_says_so_and_exits(svc: Service):
+@pytest.mark.parametrize("queues", ["triage", "cpu"])
+def test_worker_without_redis_says_so_and_exits(svc: Service, queues: str):
     svc.service_extra = {"redis_wait_s": 2}
-    env = svc.env()
+    env = svc.env(github=queues == "triage")
     env["REDIS_URL"] = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
     t = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "bot.cli", "worker", "--queues", "triage"],
+    out = subprocess.run([sys.executable, "-m", "bot.cli", "worker", "--queues", queues],
                          env=env, cwd=svc.tmp, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, out.stderr[-2000:]
     assert "Redis at redis://:***@127.0.0.1" in out.stderr and "not reachable" in out.stderr

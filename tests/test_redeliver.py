@@ -160,3 +160,22 @@ def test_sweep_redelivers_what_the_bot_missed(tmp_path: Path, app_github: FakeGi
     finally:
         svc.stop_all()
         server.stop()
+
+
+def test_the_sweep_is_scheduled_only_with_app_credentials(keys: tuple[str, str]):
+    from dataclasses import replace
+
+    from bot.config import Config, ServiceConfig
+    from tasks.app import TASK_SWEEP_DELIVERIES, make_celery
+
+    app_cfg = replace(Config(), github=GitHubConfig(app_id="4242", private_key=keys[0]),
+                      service=ServiceConfig(redelivery_sweep_s=300))
+    app = make_celery(app_cfg)
+    (entry,) = app.conf.beat_schedule.values()
+    assert entry["task"] == TASK_SWEEP_DELIVERIES and entry["schedule"] == 300.0
+    app.loader.import_default_modules()
+    assert TASK_SWEEP_DELIVERIES in app.tasks
+    token_cfg = replace(Config(), github=GitHubConfig(token="ghp_x"))
+    assert make_celery(token_cfg).conf.beat_schedule == {}
+    off = replace(app_cfg, service=ServiceConfig(redelivery_sweep_s=0))
+    assert make_celery(off).conf.beat_schedule == {}

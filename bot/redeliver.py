@@ -4,7 +4,8 @@ GitHub does not redeliver a failed delivery by itself. The sweeper (a beat task)
 App's recent deliveries and passes them here with what the bot knows: a delivery GUID the
 receiver queued is handled; one we already asked for too often is left alone. A GUID is asked
 for again when no attempt of it got a 2xx answer, it is an event the bot acts on, its newest
-attempt is recent enough for GitHub to redeliver (3 days), and it was not handled.
+attempt is recent enough for GitHub to redeliver (3 days), it was not refused for its payload
+(400, 413: sending it again cannot help), and it was not handled.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from typing import Any
 
 GITHUB_REDELIVERY_WINDOW_S = 3 * 24 * 3600
 MAX_ASKS = 3
+# The receiver's deliberate refusals of the payload itself: sending it again cannot help.
+# (A 401 can: after a webhook-secret mix-up is fixed, the redelivery gets in.)
+FINAL_REFUSALS = frozenset({400, 413, 422})
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ def pick_redeliveries(
         event = str(newest.get("event") or "")
         when = _when(newest)
         if any(_ok(a) for a in attempts) or event not in wanted:
+            continue
+        if newest.get("status_code") in FINAL_REFUSALS:
             continue
         if when is None or now - when > max_age_s:
             continue

@@ -92,8 +92,10 @@ def connect_async(url: str, *, timeout_s: float = 5.0, max_connections: int = 12
         socket_connect_timeout=min(timeout_s, 2.0),
         socket_timeout=timeout_s,
         health_check_interval=30,
+        # A connection dropped by a Redis restart: once more on a fresh one. A timeout is not
+        # retried (GitHub stops waiting after 10 s; it is answered 503 and redelivered).
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2),
-        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        retry_on_error=[RedisConnectionError],
         decode_responses=True,
     )
     return aioredis.Redis(connection_pool=pool)

@@ -304,8 +304,8 @@ def run_worker(
     """Start a Celery worker in this process serving ``queues``; returns when it stops."""
     logging.basicConfig(level=getattr(logging, loglevel, logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config, info = prepare_worker(config, queues)  # what is wrong with the config: first
     require_redis(config)
-    config, info = prepare_worker(config, queues)
     name = f"reprobot-{'-'.join(queues)}-{os.getpid()}@{socket.gethostname()}"
     info["concurrency"] = concurrency
     app = make_celery(config)

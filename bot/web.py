@@ -195,7 +195,7 @@ def create_app(
             queued = await intake().accept(delivery, digest, TRIAGE_TASK, task)
         except IntakeUnavailable as e:
             log.error("delivery %s: Redis unreachable: %s", delivery, e)
-            return _json(503, error="state store (Redis) unreachable; redeliver later")
+            return _json(503, error="state store (Redis) unreachable or too slow; redeliver later")
         except Exception:  # process boundary: nothing was recorded, so a redelivery gets in
             log.exception("webhook delivery %s (%s) failed", delivery, event)
             return _json(500, error="internal error", delivery=delivery)

@@ -218,11 +218,19 @@ def install_auth(app: Any, config: Config, mode: str | None = None) -> None:
     github_url = dash.github_url.rstrip("/")
     api_url = config.github.api_url.rstrip("/")
 
+    def callback_url(request: Request) -> str:
+        if dash.public_url:
+            return dash.public_url.rstrip("/") + "/auth/callback"
+        return str(request.url_for("oauth_callback"))
+
+    def https(request: Request) -> bool:
+        return request.url.scheme == "https" or dash.public_url.startswith("https://")
+
     def logged_in(request: Request, login: str, target: str) -> Response:
         resp = RedirectResponse(safe_next(target), status_code=303)
         resp.set_cookie(SESSION_COOKIE, make_session(key, login, dash.session_ttl_s),
                         max_age=dash.session_ttl_s, httponly=True, samesite="lax",
-                        secure=request.url.scheme == "https", path="/")
+                        secure=https(request), path="/")
         resp.delete_cookie(STATE_COOKIE, path="/")
         return resp
 
@@ -244,7 +252,7 @@ def install_auth(app: Any, config: Config, mode: str | None = None) -> None:
         state = secrets.token_urlsafe(24)
         query = urllib.parse.urlencode({
             "client_id": dash.oauth_client_id,
-            "redirect_uri": str(request.url_for("oauth_callback")),
+            "redirect_uri": callback_url(request),
             "scope": "read:org",
             "state": state,
             "allow_signup": "false",
@@ -253,7 +261,7 @@ def install_auth(app: Any, config: Config, mode: str | None = None) -> None:
         signed = hmac.new(key, f"{state}\n{target}".encode(), hashlib.sha256).hexdigest()
         cookie = base64.urlsafe_b64encode(f"{state}\n{target}".encode()).decode()
         resp.set_cookie(STATE_COOKIE, f"{cookie}.{signed}", max_age=600, httponly=True,
-                        samesite="lax", secure=request.url.scheme == "https", path="/")
+                        samesite="lax", secure=https(request), path="/")
         return resp
 
     @app.post("/auth/token")
@@ -286,7 +294,7 @@ def install_auth(app: Any, config: Config, mode: str | None = None) -> None:
             return page("<p>The login expired or did not start here. "
                         "<a href=/auth/login>Sign in again</a></p>", 400)
         try:
-            login = await github_member(code, str(request.url_for("oauth_callback")))
+            login = await github_member(code, callback_url(request))
         except OAuthError as e:
             log.warning("dashboard login refused: %s", e)
             return page(f"<p>{html.escape(str(e))}</p>", 403)

@@ -94,6 +94,9 @@ class DashboardConfig:
     oauth_client_id: str = ""  # REPROBOT_OAUTH_CLIENT_ID
     oauth_client_secret: str = ""  # REPROBOT_OAUTH_CLIENT_SECRET
     github_url: str = "https://github.com"  # where /login/oauth/* lives (GHE: its own host)
+    # The dashboard's address as browsers see it (behind a proxy): the OAuth callback is
+    # <public_url>/auth/callback. Default: taken from each request.
+    public_url: str = ""
     session_secret: str = ""  # REPROBOT_SESSION_SECRET; default: derived from the webhook secret
     session_ttl_s: int = 12 * 3600
 

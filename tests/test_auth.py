@@ -268,3 +268,15 @@ def test_wrong_client_secret_is_a_clear_refusal(redis_url: str, oauth_github: Fa
     with github_client(redis_url, gh) as c:
         done = sign_in(c, gh, "maintainer")
         assert done.status_code == 403 and "did not accept the login" in done.text
+
+
+def test_public_url_sets_the_callback_behind_a_proxy(redis_url: str, oauth_github: FakeGitHub):
+    gh = oauth_github
+    cfg = config(redis_url, auth="github", github_org="octo-org", oauth_client_id=CLIENT_ID,
+                 oauth_client_secret=CLIENT_SECRET, github_url=gh.origin,
+                 public_url="https://reprobot.example.org/")
+    with TestClient(create_app(cfg, auth_mode="github")) as c:
+        r = c.get("/auth/login", follow_redirects=False)
+        q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(r.headers["location"]).query))
+        assert q["redirect_uri"] == "https://reprobot.example.org/auth/callback"
+        assert "secure" in r.headers["set-cookie"].lower()

@@ -61,7 +61,7 @@ class BuildInfo:
     kind: str = "release"  # release | source
     version: str = ""
     commit: str = ""
-    built_at: float = 0.0
+    built_at: str = ""  # ISO-8601 UTC (sorts as text)
     repo_url: str = DEFAULT_REPO_URL
 
     @classmethod
@@ -71,7 +71,7 @@ class BuildInfo:
             kind=str(d.get("kind") or "release"),
             version=str(d.get("version") or ""),
             commit=str(d.get("commit") or ""),
-            built_at=float(d.get("built_at") or 0.0),
+            built_at=str(d.get("built_at") or ""),
             repo_url=str(d.get("repo_url") or d.get("git") or DEFAULT_REPO_URL),
         )
 
@@ -87,7 +87,7 @@ class MatrixRow:
     verdict: str = ""
     seconds: float | None = None
     kind: str = "release"  # release | source (not in the JSON row; decides link and order)
-    built_at: float = 0.0
+    built_at: str = ""
     repo_url: str = DEFAULT_REPO_URL
 
     def to_json(self) -> dict[str, Any]:
@@ -177,8 +177,9 @@ def _is_main(kind: str) -> bool:
 def order_builds(builds: Iterable[BuildInfo]) -> list[BuildInfo]:
     """Main (source builds, newest build first), then releases from newest to oldest."""
     items = list(builds)
-    source = sorted((b for b in items if _is_main(b.kind)),
-                    key=lambda b: (b.name != MAIN, -b.built_at, b.name))
+    source = sorted((b for b in items if _is_main(b.kind)), key=lambda b: b.built_at,
+                    reverse=True)
+    source = sorted(source, key=lambda b: (b.name != MAIN, b.name))  # stable: newest first
     release = sorted((b for b in items if not _is_main(b.kind)),
                      key=lambda b: (version_key(b.version or b.name), b.name), reverse=True)
     return source + release
@@ -525,3 +526,33 @@ def insert_section(comment: str, lines: Sequence[str]) -> str:
     if idx < 0:
         return comment.rstrip("\n") + "\n\n" + block
     return comment[: idx + 1] + block + comment[idx + 1:]
+
+
+def row_from_build(build: Any, outcome: str, verdict: str, seconds: float | None) -> MatrixRow:
+    """A matrix row from a build (anything with name/kind/version/commit/built_at) and a run."""
+    return MatrixRow(
+        build=str(getattr(build, "name", "") or ""),
+        version=str(getattr(build, "version", "") or ""),
+        commit=str(getattr(build, "commit", "") or ""),
+        outcome=outcome,
+        verdict=verdict,
+        seconds=seconds,
+        kind=str(getattr(build, "kind", "") or "release"),
+        built_at=str(getattr(build, "built_at", "") or ""),
+    )
+
+
+def row_from_json(d: Mapping[str, Any]) -> MatrixRow:
+    secs = d.get("seconds")
+    return MatrixRow(
+        build=str(d.get("build") or ""), version=str(d.get("version") or ""),
+        commit=str(d.get("commit") or ""), outcome=str(d.get("outcome") or ""),
+        verdict=str(d.get("verdict") or ""),
+        seconds=float(secs) if isinstance(secs, int | float) else None,
+        kind=str(d.get("kind") or "release"), built_at=str(d.get("built_at") or ""),
+    )
+
+
+def row_to_store(row: MatrixRow) -> dict[str, Any]:
+    """The JSON row plus what ordering and links need (for Redis)."""
+    return {**row.to_json(), "kind": row.kind, "built_at": row.built_at}

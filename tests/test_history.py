@@ -34,7 +34,7 @@ B = "b" * 40
 
 
 def row(build: str, outcome: str, verdict: str, *, kind: str = "release", commit: str = "",
-        version: str = "", built_at: float = 0.0) -> MatrixRow:
+        version: str = "", built_at: str = "") -> MatrixRow:
     return MatrixRow(build=build, version=version or build, commit=commit, outcome=outcome,
                      verdict=verdict, seconds=1.0, kind=kind, built_at=built_at)
 
@@ -51,7 +51,7 @@ def test_order_main_first_then_releases_newest_to_oldest() -> None:
     builds = [
         BuildInfo("0.9.0", version="0.9.0"),
         BuildInfo("0.26.0", version="0.26.0"),
-        BuildInfo("main", kind="source", version="0.28.dev0", commit=A, built_at=5),
+        BuildInfo("main", kind="source", version="0.28.dev0", commit=A, built_at="2026-11-30T05:00:00Z"),
         BuildInfo("0.27.0.post1", version="0.27.0.post1"),
         BuildInfo("0.10.0", version="0.10.0"),
         BuildInfo("0.27.0rc0", version="0.27.0rc0"),
@@ -62,8 +62,8 @@ def test_order_main_first_then_releases_newest_to_oldest() -> None:
 
 
 def test_main_builds_newest_first() -> None:
-    rows = [row("main", *BAD, kind="source", commit=A, built_at=1),
-            row("main", *GOOD, kind="source", commit=B, built_at=2),
+    rows = [row("main", *BAD, kind="source", commit=A, built_at="2026-11-29T05:00:00Z"),
+            row("main", *GOOD, kind="source", commit=B, built_at="2026-11-30T05:00:00Z"),
             row("0.26.0", *BAD)]
     assert [r.commit for r in order_rows(rows)] == [B, A, ""]
 

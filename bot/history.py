@@ -19,7 +19,7 @@ re-test sweep, ``reprobot bisect``) run the script on builds and hand the rows h
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -556,3 +556,44 @@ def row_from_json(d: Mapping[str, Any]) -> MatrixRow:
 def row_to_store(row: MatrixRow) -> dict[str, Any]:
     """The JSON row plus what ordering and links need (for Redis)."""
     return {**row.to_json(), "kind": row.kind, "built_at": row.built_at}
+
+
+def bisect_commits(
+    commits: Sequence[str],
+    old_state: str,
+    probe: Callable[[str], str],
+    *,
+    max_steps: int = 8,
+) -> BisectResult:
+    """Bisect ``commits`` (oldest first; the first one is the old end, known ``old_state``;
+    the last one the new end, known the other state) with ``probe(sha) -> "bad" | "good" | ""``.
+
+    A commit whose run is neither good nor bad is skipped (dropped from the range, as
+    ``git bisect skip``). Stops when one commit is left or after ``max_steps`` probes; the
+    result names the commit where the state flipped, or the narrowed range.
+    """
+    if old_state not in ("bad", "good"):
+        raise ValueError(f"old_state must be bad or good, not {old_state!r}")
+    if len(commits) < 2:
+        raise ValueError("bisection needs at least the two ends")
+    kind = HistoryKind.FIXED if old_state == "bad" else HistoryKind.REGRESSED
+    new_state = "good" if old_state == "bad" else "bad"
+    span = list(commits)
+    lo, hi, steps = 0, len(span) - 1, 0
+    while steps < max_steps:
+        mid = bisect_next(span, lo, hi)
+        if mid is None:
+            break
+        state = probe(span[mid])
+        steps += 1
+        if state == old_state:
+            lo = mid
+        elif state == new_state:
+            hi = mid
+        else:
+            del span[mid]  # neither: skip it
+            hi -= 1
+    old_end, new_end = span[lo], span[hi]
+    commit = new_end if hi - lo == 1 else ""
+    good, bad = (new_end, old_end) if kind == HistoryKind.FIXED else (old_end, new_end)
+    return BisectResult(good=good, bad=bad, commit=commit, steps=steps, kind=kind)

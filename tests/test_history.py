@@ -274,3 +274,53 @@ def test_matrix_rows_are_inert_and_complete() -> None:
     merged = insert_section(comment, lines)
     assert merged.index("**Builds:**") < merged.index("**Labels:**")
     assert merged.startswith("<!-- reprobot -->")
+
+
+# -- bisection ---------------------------------------------------------------------------------
+def probe_for(flip_at: int, old: str, *, skip: tuple[int, ...] = ()):
+    seen: list[str] = []
+    new = "good" if old == "bad" else "bad"
+
+    def probe(sha: str) -> str:
+        seen.append(sha)
+        i = int(sha[1:])
+        if i in skip:
+            return ""
+        return new if i >= flip_at else old
+
+    return probe, seen
+
+
+@pytest.mark.parametrize("n,flip,old,skip", [
+    (8, 6, "bad", ()),  # the fixture: bug at commit 1, fixed at 6 of 8
+    (8, 2, "bad", ()), (8, 8, "bad", ()), (8, 5, "good", ()), (2, 2, "bad", ()),
+    (100, 37, "good", ()), (8, 6, "bad", (4,)), (8, 6, "bad", (5,)),
+])
+def test_bisect_finds_the_flip(n: int, flip: int, old: str, skip: tuple[int, ...]) -> None:
+    from bot.history import bisect_commits
+
+    commits = [f"c{i}" for i in range(1, n + 1)]
+    probe, seen = probe_for(flip, old, skip=skip)
+    res = bisect_commits(commits, old, probe, max_steps=8)
+    assert res.commit == f"c{flip}", (res, seen)
+    assert res.steps == len(seen) <= 8
+    assert "c1" not in seen and f"c{n}" not in seen  # the ends are known
+    assert res.kind.value == ("fixed" if old == "bad" else "regressed")
+
+
+def test_bisect_stops_at_max_steps_with_a_range() -> None:
+    from bot.history import bisect_commits
+
+    commits = [f"c{i}" for i in range(1, 1001)]
+    probe, seen = probe_for(700, "bad")
+    res = bisect_commits(commits, "bad", probe, max_steps=3)
+    assert res.commit == "" and res.steps == 3 == len(seen)
+    lo, hi = int(res.bad[1:]), int(res.good[1:])
+    assert lo < 700 <= hi and hi - lo < 1000
+    assert "narrowed" in bisect_sentence_for(res)
+
+
+def bisect_sentence_for(res: BisectResult) -> str:
+    from bot.history import bisect_sentence
+
+    return bisect_sentence(BisectResult(good="a" * 40, bad="b" * 40, steps=res.steps))

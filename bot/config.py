@@ -73,6 +73,22 @@ class ServiceConfig:
 
 
 @dataclass(frozen=True)
+class RetestConfig:
+    """Re-testing open issues when a new main build becomes current."""
+
+    # Latest verdicts on main that put an open issue into the sweep.
+    verdicts: tuple[str, ...] = ("reproduced", "different-failure")
+    # At most this many re-tests are sent per hour (0 = no cap); the rest wait for the next build.
+    per_hour: int = 200
+
+
+@dataclass(frozen=True)
+class BisectConfig:
+    # Builds (probes) a bisection between two main builds may make before it reports a range.
+    max_steps: int = 8
+
+
+@dataclass(frozen=True)
 class Config:
     tvm: TvmConfig = field(default_factory=TvmConfig)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
@@ -80,6 +96,8 @@ class Config:
     filters: FilterConfig = field(default_factory=FilterConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     label_prefix: str = "repro: "
+    retest: RetestConfig = field(default_factory=RetestConfig)
+    bisect: BisectConfig = field(default_factory=BisectConfig)
 
 
 def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str]) -> Config:
@@ -112,8 +130,11 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
         filters=_section(FilterConfig, data, "filters"),
         service=_section(ServiceConfig, data, "service"),
         label_prefix=str(data.get("label_prefix", Config.label_prefix)),
+        retest=_section(RetestConfig, data, "retest"),
+        bisect=_section(BisectConfig, data, "bisect"),
     )
-    unknown = set(data) - {"tvm", "sandbox", "github", "filters", "service", "label_prefix"}
+    unknown = set(data) - {"tvm", "sandbox", "github", "filters", "service", "label_prefix",
+                           "retest", "bisect"}
     if unknown:
         raise ConfigError(f"unknown top-level config keys: {', '.join(sorted(unknown))}")
 
@@ -134,7 +155,20 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
             f"sandbox.backend must be one of {', '.join(SANDBOX_BACKENDS)}, "
             f"not {cfg.sandbox.backend!r}"
         )
+    _check_history(cfg)
     return replace(cfg, github=gh, service=svc, tvm=tvm)
+
+
+def _check_history(cfg: Config) -> None:
+    known = {"reproduced", "different-failure", "not-reproduced", "inconclusive"}
+    bad = [v for v in cfg.retest.verdicts if v not in known]
+    if bad:
+        raise ConfigError(f"retest.verdicts: unknown verdict(s) {', '.join(bad)} "
+                          f"(use {', '.join(sorted(known))})")
+    if cfg.retest.per_hour < 0:
+        raise ConfigError("retest.per_hour must be 0 (no cap) or more")
+    if not 1 <= cfg.bisect.max_steps <= 64:
+        raise ConfigError("bisect.max_steps must be between 1 and 64")
 
 
 def is_placeholder(value: str) -> bool:

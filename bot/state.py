@@ -21,6 +21,7 @@ Key layout (``P`` = the prefix, ``R`` = ``owner/name``, ``N`` = issue number):
 - ``P issue:R#N:main``       JSON of the issue's latest run on main (build, commit, outcome,
                              verdict, seconds) and whether it is marked fixed on main
 - ``P issue:R#N:matrix``     hash build name -> JSON row of the issue's latest run on that build
+- ``P issue:R#N:bisect``     JSON of the issue's latest bisection between two main builds
 - ``P retest``               set of ``R#N``: open triaged issues (the re-test set on a new main)
 - ``P sweep:<build>@<commit>`` set once when the re-test sweep for that main build started
 - ``P sweep:hour:<n>``       re-tests sent in hour ``n`` (the cap per hour)
@@ -119,6 +120,15 @@ class State:
         pipe.set(self._k("job", job_id), json.dumps(record), ex=JOB_TTL_S)
         pipe.set(self._issue(repo, number, "job"), job_id)
         pipe.execute()
+
+    def new_side_job(self, job_id: str, record: dict[str, Any]) -> None:
+        """Store a job that does not become the issue's newest (a re-test or a bisection: it
+        never supersedes what a person asked for)."""
+        self.r.set(self._k("job", job_id), json.dumps(record), ex=JOB_TTL_S)
+
+    def mark_reported(self, job_id: str) -> bool:
+        """Set once per job: False when its result was handled before (a redelivery)."""
+        return bool(self.r.set(self._k("job", job_id, "reported"), "1", nx=True, ex=JOB_TTL_S))
 
     def job(self, job_id: str) -> dict[str, Any] | None:
         raw = self.r.get(self._k("job", job_id))
@@ -245,6 +255,13 @@ class State:
     def matrix(self, repo: str, number: int) -> dict[str, dict[str, Any]]:
         raw: Any = self.r.hgetall(self._issue(repo, number, "matrix"))
         return {str(k): json.loads(v) for k, v in raw.items()}
+
+    def set_bisect(self, repo: str, number: int, result: dict[str, Any]) -> None:
+        self.r.set(self._issue(repo, number, "bisect"), json.dumps(result))
+
+    def bisect(self, repo: str, number: int) -> dict[str, Any] | None:
+        raw = self.r.get(self._issue(repo, number, "bisect"))
+        return json.loads(str(raw)) if raw else None
 
     def track(self, repo: str, number: int) -> None:
         self.r.sadd(self._k("retest"), issue_ref(repo, number))

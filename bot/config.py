@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from bot.builds import BuildsConfig, parse_builds_section
 from bot.errors import ConfigError
 from bot.models import RunLimits
 
@@ -96,6 +97,7 @@ class Config:
     filters: FilterConfig = field(default_factory=FilterConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     label_prefix: str = "repro: "
+    builds: BuildsConfig = field(default_factory=BuildsConfig)
     retest: RetestConfig = field(default_factory=RetestConfig)
     bisect: BisectConfig = field(default_factory=BisectConfig)
 
@@ -130,11 +132,12 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
         filters=_section(FilterConfig, data, "filters"),
         service=_section(ServiceConfig, data, "service"),
         label_prefix=str(data.get("label_prefix", Config.label_prefix)),
+        builds=_builds(data.get("builds"), environ),
         retest=_section(RetestConfig, data, "retest"),
         bisect=_section(BisectConfig, data, "bisect"),
     )
     unknown = set(data) - {"tvm", "sandbox", "github", "filters", "service", "label_prefix",
-                           "retest", "bisect"}
+                           "builds", "retest", "bisect"}
     if unknown:
         raise ConfigError(f"unknown top-level config keys: {', '.join(sorted(unknown))}")
 
@@ -169,6 +172,17 @@ def _check_history(cfg: Config) -> None:
         raise ConfigError("retest.per_hour must be 0 (no cap) or more")
     if not 1 <= cfg.bisect.max_steps <= 64:
         raise ConfigError("bisect.max_steps must be between 1 and 64")
+
+
+def _builds(raw: Any, environ: Mapping[str, str]) -> BuildsConfig:
+    """``builds:`` (settings + declared builds); the directory: env REPROBOT_BUILDS_DIR > config >
+    ``$XDG_CACHE_HOME/reprobot/builds`` (default ``~/.cache/reprobot/builds``)."""
+    section = parse_builds_section(raw)
+    where = environ.get("REPROBOT_BUILDS_DIR") or section.dir
+    if not where:
+        base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or "~") / ".cache")
+        where = str(Path(base) / "reprobot" / "builds")
+    return replace(section, dir=str(Path(where).expanduser()))
 
 
 def is_placeholder(value: str) -> bool:

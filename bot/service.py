@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.builds import BuildInfo
 from bot.config import Config
 from bot.errors import InfraError
 from bot.events import ONLY_IF_CHANGED, REASON_RETEST, is_bot_comment
@@ -144,7 +145,8 @@ def triage_issue(
         gh.upsert_bot_comment(
             repo, number, render_status(STATUS_QUEUED, the_plan.worker, the_plan.repro), MARKER
         )
-        svc.enqueue("reprobot.run", [run_request(record, the_plan)], the_plan.worker)
+        svc.enqueue("reprobot.run",
+                    [run_request(record, the_plan, svc.config.builds.default)], the_plan.worker)
         return {"status": "queued", "job_id": job_id, "worker": the_plan.worker}
 
 
@@ -172,9 +174,11 @@ def _check_retest(
     return ""
 
 
-def run_request(record: dict[str, Any], the_plan: Plan) -> dict[str, Any]:
-    """The JSON a cpu/gpu worker gets: the script and how to run it; nothing else."""
+def run_request(record: dict[str, Any], the_plan: Plan, build: str = "") -> dict[str, Any]:
+    """The JSON a cpu/gpu worker gets: the script, how to run it and on which TVM build ("" =
+    the worker's default build); nothing else."""
     return {
+        "build": build,
         "job_id": record["job_id"],
         "repo": record["repo"],
         "number": record["number"],
@@ -221,7 +225,8 @@ def report(svc: Services, result: dict[str, Any]) -> dict[str, Any]:
         if run is None and not infra:
             infra = "the worker returned no run result"
         job["worker_name"] = result.get("worker_name", "")
-        summary = _finish(svc, job, run, env, infra)
+        build = BuildInfo.from_json(result["build"]) if result.get("build") else None
+        summary = _finish(svc, job, run, env, infra, build)
     return {"status": "reported", "job_id": job_id, **summary}
 
 
@@ -231,6 +236,7 @@ def _finish(
     run: RunResult | None,
     environment: dict[str, str],
     infra_error: str,
+    build: BuildInfo | None = None,
 ) -> dict[str, Any]:
     """Conclude, edit the comment, set the labels, record the result (caller holds the lock)."""
     cfg = svc.config
@@ -238,7 +244,8 @@ def _finish(
     issue = Issue.from_dict(job["issue"])
     the_plan = Plan.from_dict(job["plan"])
     triage = conclude(
-        issue, the_plan, run, environment, label_prefix=cfg.label_prefix, infra_error=infra_error
+        issue, the_plan, run, environment, label_prefix=cfg.label_prefix, infra_error=infra_error,
+        build=build,
     )
     gh = svc.github
     comment_id = gh.upsert_bot_comment(repo, number, triage.comment, MARKER)
@@ -265,7 +272,9 @@ def _finish(
         "repro_sha256": job.get("repro_sha256", ""),
         "seconds": run.seconds if run else None,
         "tvm_version": environment.get("tvm_version", ""),
-        "tvm_commit": environment.get("tvm_commit", ""),
+        "tvm_commit": (build.commit if build and build.commit
+                       else environment.get("tvm_commit", "")),
+        "build": build.name if build else "",
         "gpu": environment.get("gpu", ""),
         "infra_error": infra_error,
         "created": job.get("created"),
@@ -286,8 +295,12 @@ def run_job(
     hostname: str = "",
     cache_dir: Path | None = None,
     notify: EnqueueFn | None = None,
+    python: str | None = None,
 ) -> dict[str, Any]:
     """Run one job's script in the sandbox and probe the environment; JSON in, JSON out.
+
+    ``python`` is the interpreter of the job's build, resolved once by the caller before the
+    run (default: ``tvm.python``), so a run that started on a build finishes on it.
 
     Our own failures (the sandbox could not start, the interpreter is missing) come back as
     ``infra_error``, never as a result of the user's script.
@@ -306,7 +319,7 @@ def run_job(
     from tasks.probe import probe_environment
     from tasks.runner import run_script
 
-    python = config.tvm.python
+    python = python or config.tvm.python
     pass_env = {k: os.environ[k] for k in config.tvm.pass_env if k in os.environ}
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:

@@ -43,7 +43,7 @@ from typing import Any
 
 import redis
 
-QUEUES = ("triage", "cpu", "gpu")
+QUEUES = ("triage", "cpu", "gpu", "build")
 DELIVERY_TTL_S = 7 * 24 * 3600
 JOB_TTL_S = 14 * 24 * 3600
 HEARTBEAT_TTL_S = 60

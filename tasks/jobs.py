@@ -8,6 +8,7 @@ anything unexpected becomes an ``infra_error`` report, so a job never ends silen
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
@@ -15,7 +16,8 @@ from celery import Task, shared_task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
 from bot import service
-from tasks.app import TASK_REPORT, TASK_RUN, TASK_STATUS, TASK_TRIAGE, runtime
+from tasks import builder
+from tasks.app import TASK_BUILD, TASK_REPORT, TASK_RUN, TASK_STATUS, TASK_TRIAGE, runtime
 
 log = logging.getLogger("reprobot.tasks")
 
@@ -53,20 +55,39 @@ def triage(
         raise _retry(self, e, f"triage {repo}#{number} (delivery {delivery}, {reason})") from e
 
 
+# A job for a build this worker does not have goes back to its queue this many times (with
+# back-off) before it is reported as an infrastructure error.
+BUILD_WAIT_RETRIES = 20
+
+
 @shared_task(name=TASK_RUN, bind=True)
 def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
     rt = runtime(self.app)
     job_id = str(job.get("job_id", "?"))
     hostname = str(self.request.hostname or rt.hostname)
     try:
-        result = service.run_job(
-            job,
-            config=rt.config,
-            state=rt.state,
-            hostname=hostname,
-            cache_dir=rt.services.cache_dir,
-            notify=rt.enqueue,
-        )
+        with builder.use_for_job(rt.config, str(job.get("build") or "")) as build:
+            result = service.run_job(
+                job,
+                config=rt.config,
+                state=rt.state,
+                hostname=hostname,
+                cache_dir=rt.services.cache_dir,
+                notify=rt.enqueue,
+                python=build.python,
+            )
+            result["build"] = build.to_json()
+    except builder.BuildError as e:
+        # This worker does not have the build (yet): the job waits in its queue.
+        if self.request.retries < BUILD_WAIT_RETRIES:
+            log.warning("run job %s waits for build %r: %s", job_id, job.get("build"), e)
+            with contextlib.suppress(Exception):  # the note on the dashboard is best effort
+                rt.state.update_job(job_id, status="queued",
+                                    waiting=f"waiting for build {job.get('build')!r}: {e}")
+            raise self.retry(countdown=min(30 * 2 ** self.request.retries, 600),
+                             max_retries=BUILD_WAIT_RETRIES) from e
+        result = {"job_id": job_id, "worker_name": hostname, "run": None, "environment": {},
+                  "infra_error": f"no worker has build {job.get('build')!r}: {e}"}
     except SoftTimeLimitExceeded:
         log.error("run job %s exceeded the task's time limit", job_id)
         result = {"job_id": job_id, "worker_name": hostname, "run": None, "environment": {},
@@ -91,6 +112,13 @@ def status(self: Task, job_id: str, worker_name: str = "") -> dict[str, Any]:
     except Exception as e:  # task boundary: a missed "running" note is not worth a retry storm
         log.exception("status of job %s failed: %s", job_id, e)
         return {"status": "failed", "job_id": job_id}
+
+
+@shared_task(name=TASK_BUILD, bind=True)
+def build_update(self: Task, names: list[str] | None = None) -> dict[str, Any]:
+    """``builds update NAME...`` on a build worker (trusted code only, no GitHub credentials)."""
+    rt = runtime(self.app)
+    return builder.update_builds(rt.config, list(names or []))
 
 
 @shared_task(name=TASK_REPORT, bind=True)

@@ -126,6 +126,16 @@ class State:
         never supersedes what a person asked for)."""
         self.r.set(self._k("job", job_id), json.dumps(record), ex=JOB_TTL_S)
 
+    def add_job_run(self, job_id: str, slot: int, result: dict[str, Any]) -> dict[int, Any]:
+        """Keep one build's run of a job that runs on several; returns every run so far."""
+        key = self._k("job", job_id, "runs")
+        pipe = self.r.pipeline()
+        pipe.hset(key, str(slot), json.dumps(result))
+        pipe.expire(key, JOB_TTL_S)
+        pipe.hgetall(key)
+        raw: Any = pipe.execute()[-1]
+        return {int(k): json.loads(v) for k, v in raw.items()}
+
     def mark_reported(self, job_id: str) -> bool:
         """Set once per job: False when its result was handled before (a redelivery)."""
         return bool(self.r.set(self._k("job", job_id, "reported"), "1", nx=True, ex=JOB_TTL_S))

@@ -45,6 +45,9 @@ BUILD_HARD_LIMIT_S = BUILD_SOFT_LIMIT_S + 600
 TASK_RUN = "reprobot.run"
 TASK_STATUS = "reprobot.status"
 TASK_REPORT = "reprobot.report"
+TASK_SWEEP = "reprobot.sweep"  # a new main build: re-test open issues (triage queue)
+TASK_BISECT = "reprobot.bisect"  # bisect between two main builds (cpu/gpu queue, low priority)
+TASK_BISECTED = "reprobot.bisected"  # a bisection's result into the comment (triage queue)
 
 # Tasks on the triage queue only talk to GitHub and Redis (GitHub retries with back-off inside).
 TRIAGE_SOFT_LIMIT_S = 240
@@ -88,6 +91,8 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
             TASK_STATUS: {"queue": "triage"},
             TASK_REPORT: {"queue": "triage"},
             TASK_BUILD: {"queue": "build"},
+            TASK_SWEEP: {"queue": "triage"},
+            TASK_BISECTED: {"queue": "triage"},
             # reprobot.run: the queue (cpu or gpu) is chosen per job by the triage task.
         },
         task_acks_late=True,
@@ -98,6 +103,8 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         task_annotations={
             TASK_RUN: {"soft_time_limit": soft, "time_limit": hard},
             TASK_BUILD: {"soft_time_limit": BUILD_SOFT_LIMIT_S, "time_limit": BUILD_HARD_LIMIT_S},
+            # A bisection builds up to bisect.max_steps commits and runs the script on each.
+            TASK_BISECT: {"soft_time_limit": BUILD_SOFT_LIMIT_S, "time_limit": BUILD_HARD_LIMIT_S},
         },
         task_serializer="json",
         accept_content=["json"],
@@ -147,8 +154,15 @@ class Runtime:
 
         return GitHubClient.from_config(self.config.github, bot_login=self.config.service.bot_login)
 
-    def enqueue(self, name: str, args: list[Any], queue: str) -> None:
-        self.app.send_task(name, args=args, queue=queue, routing_key=queue)
+    def enqueue(self, name: str, args: list[Any], queue: str, *,
+                priority: int | None = None) -> None:
+        """Send a task; ``priority`` 9 = served after everything else on that queue (Redis
+        keeps each priority level as its own list, emptied in order)."""
+        if priority is None:
+            self.app.send_task(name, args=args, queue=queue, routing_key=queue)
+        else:
+            self.app.send_task(name, args=args, queue=queue, routing_key=queue,
+                               priority=priority)
 
     @cached_property
     def services(self) -> Any:

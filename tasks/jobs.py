@@ -15,9 +15,19 @@ from typing import Any
 from celery import Task, shared_task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
-from bot import service
+from bot import service, sweep
 from tasks import builder
-from tasks.app import TASK_BUILD, TASK_REPORT, TASK_RUN, TASK_STATUS, TASK_TRIAGE, runtime
+from tasks.app import (
+    TASK_BISECT,
+    TASK_BISECTED,
+    TASK_BUILD,
+    TASK_REPORT,
+    TASK_RUN,
+    TASK_STATUS,
+    TASK_SWEEP,
+    TASK_TRIAGE,
+    runtime,
+)
 
 log = logging.getLogger("reprobot.tasks")
 
@@ -44,12 +54,13 @@ def triage(
     requested_by: str = "",
     comment_id: int | None = None,
     delivery: str = "",
+    target: str = "",
 ) -> dict[str, Any]:
     svc = runtime(self.app).services
     try:
         return service.triage_issue(
             svc, repo, int(number), reason,
-            requested_by=requested_by, comment_id=comment_id, delivery=delivery,
+            requested_by=requested_by, comment_id=comment_id, delivery=delivery, target=target,
         )
     except Exception as e:  # task boundary
         raise _retry(self, e, f"triage {repo}#{number} (delivery {delivery}, {reason})") from e
@@ -75,6 +86,7 @@ def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
                 cache_dir=rt.services.cache_dir,
                 notify=rt.enqueue,
                 python=build.python,
+                build=build,
             )
             result["build"] = build.to_json()
     except builder.BuildError as e:
@@ -118,7 +130,49 @@ def status(self: Task, job_id: str, worker_name: str = "") -> dict[str, Any]:
 def build_update(self: Task, names: list[str] | None = None) -> dict[str, Any]:
     """``builds update NAME...`` on a build worker (trusted code only, no GitHub credentials)."""
     rt = runtime(self.app)
-    return builder.update_builds(rt.config, list(names or []))
+    out = builder.update_builds(rt.config, list(names or []))
+    for info in out.values():
+        # A source build that is ready: its open issues are re-tested there (once per commit;
+        # the sweep itself skips a commit it has seen).
+        if info.get("kind") == "source" and info.get("status") == "ready" and info.get("commit"):
+            rt.enqueue(TASK_SWEEP, [info], "triage")
+    return out
+
+
+@shared_task(name=TASK_SWEEP, bind=True)
+def sweep_new_main(self: Task, build: dict[str, Any]) -> dict[str, Any]:
+    svc = runtime(self.app).services
+    try:
+        return sweep.sweep_new_main(svc, build)
+    except Exception as e:  # task boundary
+        raise _retry(self, e, f"sweep of build {build.get('name')}@{build.get('commit')}") from e
+
+
+@shared_task(name=TASK_BISECT, bind=True)
+def bisect(self: Task, request: dict[str, Any]) -> dict[str, Any]:
+    """Bisect between two main builds on this run worker (builds + sandboxed runs)."""
+    from tasks.bisect import bisect_job
+
+    rt = runtime(self.app)
+    job_id = str(request.get("job_id", "?"))
+    try:
+        result = bisect_job(rt.config, request, state=rt.state,
+                            cache_dir=rt.services.cache_dir)
+    except Exception as e:  # task boundary: the failure is reported, never silence
+        log.exception("bisection %s failed", job_id)
+        result = {"job_id": job_id, "repo": request.get("repo"), "number": request.get("number"),
+                  "error": f"{type(e).__name__}: {e}"}
+    rt.enqueue(TASK_BISECTED, [result], "triage")
+    return {"job_id": job_id, "commit": result.get("commit", "")}
+
+
+@shared_task(name=TASK_BISECTED, bind=True)
+def bisected(self: Task, result: dict[str, Any]) -> dict[str, Any]:
+    svc = runtime(self.app).services
+    try:
+        return sweep.report_bisect(svc, result)
+    except Exception as e:  # task boundary
+        raise _retry(self, e, f"bisection report {result.get('job_id', '?')}") from e
 
 
 @shared_task(name=TASK_REPORT, bind=True)

@@ -67,7 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
     t.set_defaults(func=_cmd_triage)
 
+    t.add_argument("--matrix", action="store_true",
+                   help="run on every ready build (main, then releases newest first); --json "
+                   "gains matrix and history")
+    t.add_argument("--builds", metavar="A,B,C", help="with --matrix: only these builds")
+
     _builds_parser(sub)
+    _bisect_parser(sub)
 
     e = sub.add_parser("eval", help="measure the bot against a folder of triaged issues")
     e.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the evaluator")
@@ -269,6 +275,8 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     text, name = _read_source(args.source)
     issue = issue_from_text(text, name)
     the_plan = plan(issue)
+    if args.matrix or args.builds:
+        return _triage_matrix(args, cfg, issue, the_plan)
 
     run = None
     environment: dict[str, str] = {}
@@ -342,6 +350,191 @@ def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any,
     elif build.commit:
         environment["tvm_commit"] = build.commit  # from git, not guessed by the probe
     return run, environment, build
+
+
+def _apply_run_options(args: argparse.Namespace, cfg: Config) -> Config:
+    if getattr(args, "sandbox", None):
+        cfg = replace(cfg, sandbox=replace(cfg.sandbox, backend=args.sandbox))
+    if getattr(args, "timeout", None) is not None:
+        if args.timeout <= 0:
+            raise ReprobotError("--timeout must be a positive number of seconds")
+        limits = replace(cfg.sandbox.limits, timeout_s=float(args.timeout))
+        cfg = replace(cfg, sandbox=replace(cfg.sandbox, limits=limits))
+    return cfg
+
+
+def _matrix_builds(args: argparse.Namespace, cfg: Config, reg: Any) -> list[Any]:
+    """The ready builds a --matrix runs on (all, or those named by --builds), in matrix order."""
+    from bot.builds import order_builds
+
+    ready = [b for b in reg.list() if b.python]
+    if args.builds:
+        wanted = [n.strip() for n in args.builds.split(",") if n.strip()]
+        have = {b.name for b in ready}
+        missing = [n for n in wanted if n not in have]
+        if missing:
+            raise ReprobotError(
+                f"no ready build named {', '.join(missing)} in {reg.root} "
+                f"(ready: {', '.join(sorted(have)) or 'none'}; see `reprobot builds list`)")
+        ready = [b for b in ready if b.name in wanted]
+    if not ready:
+        raise ReprobotError(f"--matrix needs ready builds and {reg.root} has none: add some with "
+                            "`reprobot builds add NAME --pip SPEC` or `--git URL`")
+    return order_builds(ready)
+
+
+def _triage_matrix(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: Any) -> int:
+    """``triage --matrix``: the script on every (chosen) build; the default build's result is
+    the comment's main part, one row per build below it, and the history line."""
+    from bot.builds import default_build
+    from bot.history import (
+        BuildInfo as HistoryBuild,
+    )
+    from bot.history import (
+        compute_history,
+        insert_section,
+        match_build,
+        order_rows,
+        parse_reported_version,
+        render_matrix,
+        row_from_build,
+    )
+    from bot.pipeline import conclude
+
+    if args.tvm_python:
+        raise ReprobotError("--matrix runs on builds: use --builds, not --tvm-python")
+    reg = _registry(args, cfg)
+    _sync_declared(reg, cfg)
+    builds = _matrix_builds(args, cfg, reg)
+    primary_name = args.build or default_build(builds, cfg.builds.default) or builds[0].name
+    runs: list[tuple[Any, Any]] = []
+    if the_plan.repro.found:
+        for b in builds:
+            with reg.use(b.name) as info:
+                run, environment, info = _run_triage(args, cfg, the_plan, info)
+            t = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix,
+                         build=info)
+            runs.append((info, t))
+    if not runs:
+        t = conclude(issue, the_plan, None, {}, label_prefix=cfg.label_prefix)
+        out = t.to_json()
+        out.update(matrix=[], history=None)
+        _print_triage(args, out, t.comment, t.labels)
+        return 0
+    rows = [row_from_build(info, t.outcome.value, t.verdict.value,
+                           t.run.seconds if t.run else None) for info, t in runs]
+    ordered = order_rows(rows)
+    history = compute_history(ordered)
+    primary = next((t for info, t in runs if info.name == primary_name), runs[0][1])
+    reported = match_build(parse_reported_version(f"{issue.title}\n{issue.body}"),
+                           [HistoryBuild(r.build, r.kind, r.version, r.commit) for r in ordered])
+    comment = insert_section(primary.comment, render_matrix(ordered, history, reported))
+    out = primary.to_json()
+    out.update(comment=comment, matrix=[r.to_json() for r in ordered],
+               history=history.to_json() if history else None)
+    _print_triage(args, out, comment, primary.labels)
+    return 0
+
+
+def _print_triage(args: argparse.Namespace, out: dict[str, Any], comment: str,
+                  labels: Sequence[str]) -> None:
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(comment)
+        print()
+        print("Labels: " + ", ".join(labels))
+
+
+def _bisect_parser(sub: Any) -> None:
+    b = sub.add_parser("bisect", help="find the commit that fixed or broke an issue's script "
+                       "between two commits of a source build")
+    b.add_argument("source", help="issue as .md or .json, or - for stdin")
+    b.add_argument("--build", required=True, help="the source build whose commits to build")
+    b.add_argument("--good", required=True, metavar="REF", help="a commit where the run passes")
+    b.add_argument("--bad", required=True, metavar="REF",
+                   help="a commit where the reported failure is seen")
+    b.add_argument("--max-steps", type=int, help="builds to try at most (default bisect.max_steps)")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
+    b.add_argument("--timeout", type=float, help="wall-time limit for each run in seconds")
+    b.add_argument("--sandbox", choices=SANDBOX_BACKENDS, help="sandbox backend (default: bwrap)")
+    b.add_argument("--no-cache", action="store_true", help="re-probe the environment")
+    b.set_defaults(func=_cmd_bisect)
+
+
+def _cmd_bisect(args: argparse.Namespace, cfg: Config) -> int:
+    import subprocess
+
+    from bot.history import (
+        History,
+        HistoryKind,
+        MatrixRow,
+        bisect_sentence,
+        with_bisection,
+    )
+    from bot.plan import plan
+    from bot.source import issue_from_text
+    from tasks.bisect import bisect_build, run_on
+    from tasks.builder import BuildError
+
+    cfg = _apply_run_options(args, cfg)
+    max_steps = args.max_steps or cfg.bisect.max_steps
+    if max_steps < 1:
+        raise ReprobotError("--max-steps must be at least 1")
+    text, name = _read_source(args.source)
+    issue = issue_from_text(text, name)
+    the_plan = plan(issue)
+    if not the_plan.repro.found:
+        raise ReprobotError(f"no runnable script in {args.source}: nothing to bisect")
+    reg = _registry(args, cfg)
+    _sync_declared(reg, cfg)
+    if reg.spec(args.build).kind != "source":
+        raise ReprobotError(f"build {args.build!r} is a release build: only a source build has "
+                            "commits to bisect (between releases, compare their tags)")
+    cache = None if args.no_cache else _cache_dir()
+
+    def state_at(ref: str) -> tuple[str, str]:
+        try:
+            info = reg.build_commit(args.build, ref)
+        except BuildError as e:
+            raise ReprobotError(f"cannot build {ref} of {args.build}: {e}") from e
+        from bot.history import run_state
+        from bot.pipeline import conclude
+
+        run, env = run_on(cfg, replace(info, name=args.build), the_plan, cache_dir=cache)
+        t = conclude(issue, the_plan, run, env, label_prefix=cfg.label_prefix, build=info)
+        return info.commit, run_state(t.outcome.value, t.verdict.value)
+
+    good, good_state = state_at(args.good)
+    bad, bad_state = state_at(args.bad)
+    if good_state != "good" or bad_state != "bad":
+        raise ReprobotError(
+            f"the ends do not disagree as given: the run is {good_state or 'neither'} at --good "
+            f"{good[:12]} and {bad_state or 'neither'} at --bad {bad[:12]} (good = passes, "
+            "bad = the reported failure)")
+    src = str(reg.root / args.build / "src")
+    fixed = subprocess.run(["git", "-C", src, "merge-base", "--is-ancestor", bad, good],
+                           capture_output=True).returncode == 0
+    old, new = (bad, good) if fixed else (good, bad)
+    res = bisect_build(cfg, reg, args.build, issue, the_plan, old, new,
+                       "bad" if fixed else "good", max_steps=max_steps, cache_dir=cache)
+    kind = HistoryKind.FIXED if fixed else HistoryKind.REGRESSED
+    older = MatrixRow(build=f"{args.build}@{old[:7]}", commit=old, kind="source",
+                      outcome="", verdict="")
+    newer = MatrixRow(build=f"{args.build}@{new[:7]}", commit=new, kind="source",
+                      outcome="", verdict="")
+    history = with_bisection(History(kind=kind, older=older, newer=newer), res)
+    if args.json:
+        print(json.dumps({"history": history.to_json(), "bisect": res.to_json()}, indent=2))
+    else:
+        word = "fixed by" if fixed else "regressed in"
+        if res.commit:
+            print(f"{word} {res.commit} {res.subject}".rstrip() + f" ({res.steps} steps)")
+        else:
+            print(f"not narrowed to one commit in {res.steps} steps:"
+                  + bisect_sentence(res))
+    return 0
 
 
 class _Beside:

@@ -131,7 +131,7 @@ class BuildSpec:
             str(d.get("name", "")),
             pip=[str(x) for x in d.get("pip") or ()],
             git=str(d.get("git") or ""),
-            ref=str(d.get("ref") or DEFAULT_REF),
+            ref="" if d.get("pip") else str(d.get("ref") or DEFAULT_REF),
             cmake_defines=[f"{k}={v}" for k, v in dict(d.get("cmake_defines") or {}).items()],
             smoke=str(d.get("smoke") or ""),
         )

@@ -576,7 +576,7 @@ class Registry:
 
     def build_env(self) -> dict[str, str]:
         """The environment of a wheel build: ccache (when installed) with a shared cache."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PIP_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
         bindir = os.path.dirname(self.base_python)
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "/usr/bin:/bin")
         if shutil.which("ccache"):

@@ -35,9 +35,14 @@ def cli(tmp: Path, builds: Path, *args: str, check: bool = True) -> subprocess.C
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp),
            "XDG_CACHE_HOME": str(tmp / "cache"), "REPROBOT_BUILDS_DIR": str(builds),
            "LANG": "C.UTF-8"}
-    for k in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CACHE_DIR"):
-        if k in os.environ:
-            env[k] = os.environ[k]
+    # pip as the user has it set up (its index, its cache: the wheels are big)
+    env["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
+    for k, v in os.environ.items():
+        if k.startswith("PIP_") and k != "PIP_CACHE_DIR":
+            env[k] = v
+    for conf in (Path.home() / ".config" / "pip" / "pip.conf", Path.home() / ".pip" / "pip.conf"):
+        if conf.is_file() and "PIP_CONFIG_FILE" not in env:
+            env["PIP_CONFIG_FILE"] = str(conf)
     proc = subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True,
                           text=True, timeout=900, env=env, cwd=tmp)
     if check:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bot.builds import (
@@ -131,7 +133,11 @@ def test_builds_config_section(tmp_path):
     assert rel.pip == ("apache-tvm==0.26.0", "numpy")
     # the environment wins over the file; the default is under the user's cache
     assert load_config(cfg_file, {"REPROBOT_BUILDS_DIR": "/x"}).builds.dir == "/x"
-    assert load_config(None, {"HOME": "/home/u"}).builds.dir == "/home/u/.cache/reprobot/builds"
+    assert load_config(None, {"HOME": "/home/u"}).builds.dir == ""  # the default, resolved by:
+    from tasks.builder import default_builds_dir
+
+    assert default_builds_dir({"HOME": "/home/u"}) == Path("/home/u/.cache/reprobot/builds")
+    assert default_builds_dir({"XDG_CACHE_HOME": "/c"}) == Path("/c/reprobot/builds")
     assert load_config(None, {}).builds.update_every_s == 1800
 
 

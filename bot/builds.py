@@ -131,7 +131,7 @@ class BuildSpec:
             str(d.get("name", "")),
             pip=[str(x) for x in d.get("pip") or ()],
             git=str(d.get("git") or ""),
-            ref="" if d.get("pip") else str(d.get("ref") or DEFAULT_REF),
+            ref=str(d.get("ref") or ""),
             cmake_defines=[f"{k}={v}" for k, v in dict(d.get("cmake_defines") or {}).items()],
             smoke=str(d.get("smoke") or ""),
         )
@@ -188,7 +188,7 @@ def make_spec(
         for s in pips:
             if s.startswith("-"):
                 raise ConfigError(f"build {name!r}: pip spec {s!r} looks like an option")
-        return BuildSpec(name=name, kind=KIND_RELEASE, pip=with_pins(pips), smoke=smoke)
+        return BuildSpec(name=name, kind=KIND_RELEASE, pip=with_pins(pips), ref="", smoke=smoke)
     if git.startswith("-") or ref.startswith("-"):
         raise ConfigError(f"build {name!r}: git URL and ref must not start with '-'")
     return BuildSpec(name=name, kind=KIND_SOURCE, git=git, ref=ref or DEFAULT_REF,

@@ -130,10 +130,11 @@ def _builds_parser(sub: Any) -> None:
 
 
 def _registry(args: argparse.Namespace, cfg: Config) -> Any:
-    from tasks.builder import Registry
+    from tasks.builder import Registry, default_builds_dir
 
     where = getattr(args, "builds_dir", None) or cfg.builds.dir
-    return Registry(Path(where).expanduser(), sandbox=cfg.sandbox)
+    return Registry(Path(where).expanduser() if where else default_builds_dir(os.environ),
+                    sandbox=cfg.sandbox)
 
 
 def _sync_declared(reg: Any, cfg: Config) -> None:
@@ -305,18 +306,14 @@ def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitSta
     from bot.builds import KIND_ADHOC, BuildInfo, default_build
 
     if not args.tvm_python:
+        reg = _registry(args, cfg)
         name = args.build
-        if name or cfg.builds.declared or args.builds_dir or _has_builds(args, cfg):
-            reg = _registry(args, cfg)
-            name = name or default_build(reg.list(), cfg.builds.default)
-            if name:
-                return stack.enter_context(reg.use(name))
+        if not name and (reg.names() or cfg.builds.default):
+            name = default_build(reg.list(), cfg.builds.default)
+        if name:
+            return stack.enter_context(reg.use(name))
     python = _resolve_python(cfg.tvm.python)
     return BuildInfo(name=KIND_ADHOC, kind=KIND_ADHOC, python=python, source="")
-
-
-def _has_builds(args: argparse.Namespace, cfg: Config) -> bool:
-    return Path(cfg.builds.dir).is_dir()
 
 
 def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any,

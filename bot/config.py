@@ -175,14 +175,11 @@ def _check_history(cfg: Config) -> None:
 
 
 def _builds(raw: Any, environ: Mapping[str, str]) -> BuildsConfig:
-    """``builds:`` (settings + declared builds); the directory: env REPROBOT_BUILDS_DIR > config >
-    ``$XDG_CACHE_HOME/reprobot/builds`` (default ``~/.cache/reprobot/builds``)."""
+    """``builds:`` (settings + declared builds); the directory: env REPROBOT_BUILDS_DIR > config.
+    "" means the default, ``~/.cache/reprobot/builds``, which the entry point resolves."""
     section = parse_builds_section(raw)
     where = environ.get("REPROBOT_BUILDS_DIR") or section.dir
-    if not where:
-        base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or "~") / ".cache")
-        where = str(Path(base) / "reprobot" / "builds")
-    return replace(section, dir=str(Path(where).expanduser()))
+    return replace(section, dir=str(Path(where).expanduser()) if where else "")
 
 
 def is_placeholder(value: str) -> bool:

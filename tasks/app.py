@@ -239,7 +239,7 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
         from tasks.runner import check_sandbox
 
         info["sandbox"] = check_sandbox(config.sandbox)  # raises InfraError with how to fix
-        info["builds_dir"] = config.builds.dir
+        info["builds_dir"] = config.builds.dir or "default"
         info["builds"] = builds_summary(config)
     if "cpu" in queues or "gpu" in queues:
         from tasks.probe import probe_environment
@@ -255,12 +255,10 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
 
 def builds_summary(config: Config) -> list[dict[str, Any]]:
     """The builds on this worker's disk as the heartbeat publishes them (list entries)."""
-    if not config.builds.dir:
-        return []
-    from tasks.builder import Registry
+    from tasks.builder import registry_for
 
     try:
-        return [b.to_json() for b in Registry(config.builds.dir).list()]
+        return [b.to_json() for b in registry_for(config).list()]
     except (OSError, ReprobotError) as e:
         log.warning("cannot read the builds in %s: %s", config.builds.dir, e)
         return []

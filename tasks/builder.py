@@ -97,6 +97,13 @@ try:
         c = str(tvm.support.libinfo().get("GIT_COMMIT_HASH", ""))
     except Exception:
         pass
+    if not c or c == "NOT-FOUND":
+        try:  # release wheels: setuptools-scm's "g<short sha>"
+            from tvm import _version
+            c = str(_version.__commit_id__ or "")
+            c = c[1:] if c.startswith("g") and len(c) > 7 else c
+        except Exception:
+            c = ""
     print(json.dumps({"version": v, "commit": "" if c == "NOT-FOUND" else c}))
 except Exception as e:
     print(json.dumps({"error": type(e).__name__ + ": " + str(e)}))
@@ -260,6 +267,8 @@ class Registry:
         if status == STATUS_BUILDING and not self._building(name):
             status = STATUS_FAILED  # the builder died: say so rather than "building" forever
             state.setdefault("error", "the build was interrupted")
+        if not state and cur is None:
+            state = {"error": f"not built yet (run: reprobot builds update {name})"}
         error = str(state.get("error") or "") if status == STATUS_FAILED else ""
         if cur is None:
             return BuildInfo(name=name, kind=spec.kind, status=status, error=error,
@@ -352,10 +361,16 @@ class Registry:
         one a run is using); returns "name/id" of what was deleted."""
         if keep < 1:
             raise BuildError("--keep must be at least 1")
-        removed: list[str] = []
+        removed: _List[str] = []
         for n in [name] if name else self.names():
             cur = self.current(n)
             base = self._dir(n) / "installs"
+            with _flock(self._dir(n) / "lock", wait=False) as idle:
+                if idle:  # nothing is being built: unfinished installs are debris
+                    for entry in sorted(os.listdir(base)) if base.is_dir() else []:
+                        if not (base / entry / "build.json").exists():
+                            shutil.rmtree(base / entry, ignore_errors=True)
+                            removed.append(f"{n}/{entry} (unfinished)")
             for b in self.installs(n)[keep:]:
                 if cur is not None and b.install_id == cur.install_id:
                     continue
@@ -408,6 +423,7 @@ class Registry:
                         self._switch(name, info.install_id)
             except (BuildError, InfraError) as e:
                 log.close()
+                self._drop_unfinished(name)
                 error = f"{e}\n{log.tail()}".strip()
                 self._set_state(name, STATUS_FAILED, started=started, error=error)
                 raise BuildError(f"build {name!r}: {e}\n{log.tail()}") from e
@@ -431,6 +447,9 @@ class Registry:
                 sha = self._fetch(spec, log, commit=commit)
                 info = self.find_install(name, sha) or self._make_source(spec, sha, log,
                                                                          smoke=smoke)
+            except (BuildError, InfraError) as e:
+                self._drop_unfinished(name)
+                raise BuildError(f"build {name!r} at {commit}: {e}\n{log.tail()}") from e
             finally:
                 log.close()
             if make_current:
@@ -482,6 +501,14 @@ class Registry:
             log.run([*git, "submodule", "update", "-q", "--init", "--recursive", "--force"],
                     what="git submodule update")
         return src
+
+    def _drop_unfinished(self, name: str) -> None:
+        """Remove installs an attempt left without build.json (caller holds the build lock)."""
+        base = self._dir(name) / "installs"
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(base):
+                if not (base / entry / "build.json").exists():
+                    shutil.rmtree(base / entry, ignore_errors=True)
 
     def _new_install(self, name: str, install_id: str) -> Path:
         inst = self._dir(name) / "installs" / install_id
@@ -549,7 +576,7 @@ class Registry:
 
     def build_env(self) -> dict[str, str]:
         """The environment of a wheel build: ccache (when installed) with a shared cache."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PIP_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
         bindir = os.path.dirname(self.base_python)
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "/usr/bin:/bin")
         if shutil.which("ccache"):

@@ -78,6 +78,9 @@ def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
     hostname = str(self.request.hostname or rt.hostname)
     try:
         with builder.use_for_job(rt.config, str(job.get("build") or "")) as build:
+            if self.request.retries:
+                with contextlib.suppress(Exception):  # best effort, as above
+                    rt.state.update_job(job_id, waiting="")
             result = service.run_job(
                 job,
                 config=rt.config,

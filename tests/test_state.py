@@ -90,7 +90,7 @@ def test_heartbeats_expire(state: State):
 def test_queue_lengths_read_the_broker_lists(state: State):
     state.r.lpush("cpu", "m1", "m2")
     state.r.lpush("triage\x06\x163", "m3")
-    assert state.queue_lengths() == {"triage": 1, "cpu": 2, "gpu": 0}
+    assert state.queue_lengths() == {"triage": 1, "cpu": 2, "gpu": 0, "build": 0}
 
 
 def test_unreachable_redis_is_a_clear_error(redis_factory):

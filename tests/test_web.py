@@ -193,7 +193,7 @@ def test_dashboard_and_status_api(client: TestClient, redis_url: str):
     st.r.lpush("cpu", "m")
 
     s = client.get("/api/status").json()
-    assert s["queues"] == {"triage": 0, "cpu": 1, "gpu": 0}
+    assert s["queues"] == {"triage": 0, "cpu": 1, "gpu": 0, "build": 0}
     (w,) = s["workers"]
     assert w["name"] == "reprobot-cpu-1@box" and w["tvm_version"] == "0.27.0"
     assert 0 <= w["heartbeat_age_s"] < 5

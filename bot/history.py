@@ -417,18 +417,23 @@ def bisect_sentence(result: BisectResult | None, repo_url: str = DEFAULT_REPO_UR
     return MSG_BISECT_RANGE.format(compare=link, steps=result.steps)
 
 
+def _span(text: str, limit: int) -> str:
+    """An inline code span through the render side's escaping (``bot.mdsafe`` when present)."""
+    try:
+        from bot.mdsafe import code_span  # the render helpers' safe module
+    except ImportError:
+        from bot.render import inline_code as code_span
+    return str(code_span(text, limit=limit))
+
+
 def _subject(subject: str) -> str:
     """A commit subject (trusted repository, still made inert): inline code, one line."""
-    from bot.render import inline_code
-
-    return inline_code(subject, limit=120)
+    return _span(subject, 120)
 
 
 def _code(text: str, limit: int = 60) -> str:
     """Inline code for a table cell or a sentence (the render module's escaping; no pipes)."""
-    from bot.render import inline_code
-
-    return (inline_code(text, limit=limit) or "—").replace("|", "\\|")
+    return (_span(text, limit) or "—").replace("|", "\\|")
 
 
 def _build_link(row: MatrixRow) -> str:
@@ -518,14 +523,16 @@ def history_line(history: History) -> str:
 
 
 def insert_section(comment: str, lines: Sequence[str]) -> str:
-    """Put the matrix section into the rendered comment, above its labels line."""
+    """Put the matrix section into the rendered comment, above its footer (the labels line or
+    the re-run hint), or at its end."""
     if not lines:
         return comment
     block = "\n".join(lines).rstrip("\n") + "\n\n"
-    idx = comment.find("\n**Labels:**")
-    if idx < 0:
-        return comment.rstrip("\n") + "\n\n" + block
-    return comment[: idx + 1] + block + comment[idx + 1:]
+    for anchor in ("\n**Labels:**", "\n<sub>"):
+        idx = comment.rfind(anchor)
+        if idx >= 0:
+            return comment[: idx + 1] + block + comment[idx + 1:]
+    return comment.rstrip("\n") + "\n\n" + block
 
 
 def row_from_build(build: Any, outcome: str, verdict: str, seconds: float | None) -> MatrixRow:

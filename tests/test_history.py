@@ -324,3 +324,12 @@ def bisect_sentence_for(res: BisectResult) -> str:
     from bot.history import bisect_sentence
 
     return bisect_sentence(BisectResult(good="a" * 40, bad="b" * 40, steps=res.steps))
+
+
+def test_section_goes_above_the_rerun_hint_when_there_is_no_labels_line() -> None:
+    comment = "<!-- reprobot -->\n### head\n\nbody\n\n<sub>To run it again ...</sub>\n"
+    merged = insert_section(comment, ["**Builds:**", "", "| a |"])
+    assert merged.index("**Builds:**") < merged.index("<sub>")
+    assert merged.startswith("<!-- reprobot -->") and merged.endswith("</sub>\n")
+    assert insert_section("no footer", ["x"]).endswith("x\n\n")
+    assert insert_section("same", []) == "same"

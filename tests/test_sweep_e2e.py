@@ -9,6 +9,7 @@ commit 6 of 8. ``main`` is a source build of its ``trunk`` branch. Real processe
    re-tested there, passes, gets ``repro: fixed-on-main`` and ONE new comment with the compare
    link, and a bisection names commit 6 in the sticky comment.
 3. trunk moves again (no change for this issue): nothing is posted or edited.
+4. the bug comes back: the label is removed and one short comment says so.
 """
 
 from __future__ import annotations
@@ -152,9 +153,20 @@ def test_new_main_build_retests_notifies_once_and_bisects(world) -> None:
     assert [(c["id"], c["body"]) for c in bot_comments(gh, n)] == before
     assert sorted(gh.issue_labels(REPO, n)) == labels_before
 
-    # The re-test used the cache for nothing it had not run: one real run per (script, build).
     listing = cli("builds", "--builds-dir", str(builds), "list", "--json", env={})
     assert json.loads(listing.stdout)[0]["commit"] == new_head
+
+    # 4. The bug comes back on main: the label goes, one short comment says so.
+    broken = repo.set_add_bug(True, "commit 10: the add bug again")
+    repo.git("branch", "-f", "trunk", broken)
+    update_main(svc)
+    wait(svc, lambda: FIXED not in gh.issue_labels(REPO, n), 300, "the label to be removed")
+    wait(svc, lambda: len(bot_comments(gh, n)) == 3, 60, "the fails-again comment")
+    again = bot_comments(gh, n)[2]["body"]
+    assert "fails again" in again and f"`{FIXED}`" in again
+    assert f"/compare/{new_head}...{broken}" in again
+    assert "repro: reproduced" in gh.issue_labels(REPO, n)
+    assert (REPO, n) in st.tracked()
 
 
 def test_closed_issue_leaves_the_retest_set(world) -> None:

@@ -156,3 +156,49 @@ def test_bad_builds_section(raw, message):
 def test_durations():
     assert [parse_duration(v, "x") for v in (90, "90s", "30m", "2h", "1d")] == \
         [90, 90, 1800, 7200, 86400]
+
+
+def test_the_comment_names_the_build_and_links_its_commit():
+    from bot.models import Issue, RunResult
+    from bot.pipeline import conclude, plan
+
+    issue = Issue(title="[Bug] x", body="```python\nimport tvm\nprint(tvm.__version__)\n```\n")
+    run = RunResult(exit_code=0, signal=None, seconds=0.5, stdout_tail="0.23.dev0\n")
+    build = BuildInfo(name="main", kind="source", version="0.23.dev0", commit=SHA,
+                      built_at="2026-11-30T05:00:00Z", python="/p",
+                      source="git: https://github.com/apache/tvm@main")
+    t = conclude(issue, plan(issue), run, {"tvm_version": "0.23.dev0", "tvm_commit": "deadbee"},
+                 build=build)
+    assert "| Build | `main` (source build, built 2026-11-30T05:00:00Z) |" in t.comment
+    assert f"[`{SHA}`](https://github.com/apache/tvm/commit/{SHA})" in t.comment
+    assert "deadbee" not in t.comment  # the build's commit (from git) wins over the probe's guess
+    assert t.to_json()["build"] == build.ref()
+    # a commit of a repository with no web page is shown, not linked
+    local = conclude(issue, plan(issue), run, {}, build=BuildInfo(
+        name="fork", kind="source", commit=SHA, python="/p", source="git: file:///srv/tvm@dev"))
+    assert f"`{SHA}`" in local.comment and "/commit/" not in local.comment
+
+
+def test_run_workers_and_build_workers_start_checks(tmp_path):
+    from bot.config import Config, GitHubConfig
+    from bot.errors import ReprobotError
+    from tasks.app import QUEUES, beat_schedule, prepare_worker
+
+    assert "build" in QUEUES
+    cfg = Config(github=GitHubConfig(token="ghp_realtoken123"))
+    with pytest.raises(ReprobotError, match="another worker than the triage queue"):
+        prepare_worker(cfg, ["triage", "build"])
+    sched = beat_schedule(load_config(None, {}))
+    (entry,) = sched.values()
+    assert entry["task"] == "reprobot.build_update" and entry["args"] == [["main"]]
+    assert entry["schedule"] == 1800.0 and entry["options"]["queue"] == "build"
+
+
+def test_use_for_job_without_builds_is_the_configured_interpreter(tmp_path):
+    from tasks.builder import BuildError, use_for_job
+
+    cfg = load_config(None, {"REPROBOT_BUILDS_DIR": str(tmp_path), "REPROBOT_TVM_PYTHON": "/x/py"})
+    with use_for_job(cfg, "") as b:
+        assert (b.kind, b.python) == ("ad-hoc", "/x/py")
+    with pytest.raises(BuildError, match="no build named 'main'"), use_for_job(cfg, "main"):
+        pass

@@ -126,3 +126,26 @@ def test_runs_during_builds_never_see_a_half_made_build(svc):
         text=True, check=True, env={"PATH": os.environ.get("PATH", ""), "HOME": str(service.tmp),
                                     "REPROBOT_BUILDS_DIR": str(builds)}).stdout)
     assert listing[0]["commit"] == repo.head()
+
+
+def test_beat_schedules_builds_update_main_on_the_build_queue(tmp_path: Path, probe_cache: Path):
+    server = RedisServer(tmp_path / "redis").start()
+    cfg = tmp_path / "reprobot.yml"
+    cfg.write_text("builds:\n  update_every: 1s\n")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "REDIS_URL": server.url,
+           "REPROBOT_CONFIG": str(cfg)}
+    beat = subprocess.Popen([sys.executable, "-m", "bot.cli", "beat"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        r = server.client()
+        raw = wait_until(lambda: r.lindex("build", 0), 60, "beat to send a build update")
+        msg = json.loads(raw)
+        assert msg["headers"]["task"] == "reprobot.build_update"
+        assert '[["main"]]' in json.dumps(msg["headers"]["argsrepr"]) or \
+            "main" in str(msg["headers"]["argsrepr"])
+    finally:
+        os.killpg(beat.pid, 15)
+        beat.wait(15)
+        server.stop()

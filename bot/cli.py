@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from bot.config import SANDBOX_BACKENDS, Config, load_config
 from bot.errors import ReprobotError
@@ -61,7 +62,18 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--timeout", type=float, help="wall-time limit for the script in seconds")
     t.add_argument("--sandbox", choices=SANDBOX_BACKENDS, help="sandbox backend (default: bwrap)")
     t.add_argument("--no-cache", action="store_true", help="re-probe the environment")
+    t.add_argument("--build", help="TVM build to run on (see `reprobot builds list`; default: "
+                   "builds.default, else main, else the newest release)")
+    t.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
     t.set_defaults(func=_cmd_triage)
+
+    t.add_argument("--matrix", action="store_true",
+                   help="run on every ready build (main, then releases newest first); --json "
+                   "gains matrix and history")
+    t.add_argument("--builds", metavar="A,B,C", help="with --matrix: only these builds")
+
+    _builds_parser(sub)
+    _bisect_parser(sub)
 
     e = sub.add_parser("eval", help="measure the bot against a folder of triaged issues")
     e.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the evaluator")
@@ -73,12 +85,155 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_serve)
 
     w = sub.add_parser("worker", help="start a Celery worker")
-    w.add_argument("--queues", default="triage,cpu", help="comma-separated: triage,cpu,gpu")
+    w.add_argument("--queues", default="triage,cpu",
+                   help="comma-separated: triage,cpu,gpu,build")
     w.add_argument("--concurrency", type=int, default=1)
     w.add_argument("--beat", action="store_true",
                    help="also run the periodic tasks (redelivery sweep); in one worker only")
+    w.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
     w.set_defaults(func=_cmd_worker)
+
+    b = sub.add_parser("beat", help="schedule `builds update main` every builds.update_every")
+    b.set_defaults(func=_cmd_beat)
     return p
+
+
+def _builds_parser(sub: Any) -> None:
+    p = sub.add_parser("builds", help="TVM builds: add, update, list, remove, prune")
+    p.add_argument("--builds-dir", help="where builds live (default: builds.dir, "
+                   "$REPROBOT_BUILDS_DIR, ~/.cache/reprobot/builds)")
+    bsub = p.add_subparsers(dest="builds_command")
+    a = bsub.add_parser("add", help="declare a build (then: reprobot builds update NAME)")
+    a.add_argument("name")
+    a.add_argument("--pip", action="append", default=[], metavar="SPEC",
+                   help="pip spec of a release build (repeat), e.g. apache-tvm==0.26.0")
+    a.add_argument("--git", default="", metavar="URL", help="git repository of a source build")
+    a.add_argument("--ref", default="", help="branch, tag or commit (default: main)")
+    a.add_argument("--cmake-define", action="append", default=[], metavar="KEY=VALUE",
+                   help="CMake flag of a source build (repeat), e.g. USE_LLVM=ON")
+    a.add_argument("--smoke", metavar="FILE", help="smoke-test script (default: an llvm kernel)")
+    a.add_argument("--no-update", action="store_true", help="only record it; build later")
+    a.set_defaults(func=_cmd_builds_add)
+    u = bsub.add_parser("update", help="create or refresh builds (default: all)")
+    u.add_argument("names", nargs="*")
+    u.add_argument("--force", action="store_true", help="rebuild even if nothing moved")
+    u.set_defaults(func=_cmd_builds_update)
+    ls = bsub.add_parser("list", help="one line (or JSON entry) per build")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=_cmd_builds_list)
+    r = bsub.add_parser("remove", help="delete a build and its installs")
+    r.add_argument("name")
+    r.set_defaults(func=_cmd_builds_remove)
+    pr = bsub.add_parser("prune", help="delete old installs (old commits) of builds")
+    pr.add_argument("--keep", type=int, required=True, metavar="N")
+    pr.add_argument("names", nargs="*")
+    pr.set_defaults(func=_cmd_builds_prune)
+    p.set_defaults(func=lambda args, cfg: (p.print_help(), EXIT_BOT_ERROR)[1])
+
+
+def _registry(args: argparse.Namespace, cfg: Config) -> Any:
+    from tasks.builder import Registry, default_builds_dir
+
+    where = getattr(args, "builds_dir", None) or cfg.builds.dir
+    return Registry(Path(where).expanduser() if where else default_builds_dir(os.environ),
+                    sandbox=cfg.sandbox)
+
+
+def _sync_declared(reg: Any, cfg: Config) -> None:
+    """Builds declared in reprobot.yml are recorded (or their changed spec replaces the old)."""
+    for spec in cfg.builds.declared:
+        smoke = Path(spec.smoke).expanduser() if spec.smoke else None
+        if not reg.exists(spec.name) or _differs(reg.spec(spec.name), spec):
+            reg.add(spec, smoke_file=smoke)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    a, b = old.to_json(), new.to_json()
+    a.pop("smoke", None)
+    b.pop("smoke", None)
+    return bool(a != b)
+
+
+def _cmd_builds_add(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.builds import make_spec
+
+    spec = make_spec(args.name, pip=args.pip, git=args.git, ref=args.ref,
+                     cmake_defines=args.cmake_define)
+    reg = _registry(args, cfg)
+    reg.add(spec, smoke_file=Path(args.smoke) if args.smoke else None)
+    print(f"build {spec.name}: {spec.source}")
+    if args.no_update:
+        return 0
+    return _update(reg, [spec.name], force=False)
+
+
+def _cmd_builds_update(args: argparse.Namespace, cfg: Config) -> int:
+    reg = _registry(args, cfg)
+    _sync_declared(reg, cfg)
+    names = list(args.names) or reg.names()
+    if not names:
+        raise ReprobotError("no builds yet: add one with `reprobot builds add NAME --pip SPEC` "
+                            "or `--git URL`")
+    return _update(reg, names, force=args.force)
+
+
+def _update(reg: Any, names: list[str], *, force: bool) -> int:
+    from tasks.builder import BuildError
+
+    failed = 0
+    for name in names:
+        try:
+            info = reg.update(name, force=force)
+        except BuildError as e:
+            failed += 1
+            print(f"reprobot: build {name} failed (the previous install stays current):\n{e}",
+                  file=sys.stderr)
+            continue
+        print(f"{info.name}: ready, tvm {info.version or '?'}"
+              + (f" @ {info.commit}" if info.commit else "") + f" ({info.python})")
+    return 1 if failed else 0
+
+
+def _cmd_builds_list(args: argparse.Namespace, cfg: Config) -> int:
+    reg = _registry(args, cfg)
+    _sync_declared(reg, cfg)
+    builds = reg.list()
+    if args.json:
+        print(json.dumps([b.to_json() for b in builds], indent=2))
+        return 0
+    if not builds:
+        print(f"no builds in {reg.root}")
+        return 0
+    for b in builds:
+        commit = b.commit[:12] if b.commit else "-"
+        print(f"{b.name:<16} {b.kind:<8} {b.status:<9} {b.version or '-':<16} {commit:<12} "
+              f"{b.built_at or '-'}  {b.python or '-'}")
+        if b.error:
+            for line in b.error.splitlines():
+                print(f"    {line}")
+    return 0
+
+
+def _cmd_builds_remove(args: argparse.Namespace, cfg: Config) -> int:
+    _registry(args, cfg).remove(args.name)
+    print(f"removed build {args.name}")
+    return 0
+
+
+def _cmd_builds_prune(args: argparse.Namespace, cfg: Config) -> int:
+    reg = _registry(args, cfg)
+    removed: list[str] = []
+    for name in list(args.names) or [None]:
+        removed += reg.prune(args.keep, name)
+    print("\n".join(f"removed {r}" for r in removed) or "nothing to prune")
+    return 0
+
+
+def _cmd_beat(args: argparse.Namespace, cfg: Config) -> int:
+    from tasks.app import run_beat
+
+    run_beat(cfg)
+    return 0
 
 
 def _read_source(source: str) -> tuple[str, str]:
@@ -123,39 +278,261 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     text, name = _read_source(args.source)
     issue = issue_from_text(text, name)
     the_plan = plan(issue)
+    if args.matrix or args.builds:
+        return _triage_matrix(args, cfg, issue, the_plan)
 
     run = None
     environment: dict[str, str] = {}
-    if the_plan.repro.found:
-        from tasks.probe import probe_environment
-        from tasks.runner import run_script
-
-        python = _resolve_python(cfg.tvm.python)
-        pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
-        cache = None if args.no_cache else _cache_dir()
-        # While the script runs, a second thread probes the environment (cached per
-        # interpreter) and loads the second half of the pipeline, so neither adds wall time.
-        side = _Beside(lambda: _probe_and_load(probe_environment, python, cache))
-        run = run_script(
-            the_plan.repro.script,
-            python=python,
-            args=the_plan.repro.args,
-            sandbox=cfg.sandbox,
-            gpu=the_plan.worker == "gpu",
-            pass_env=pass_env,
-            cache_dir=cache,
-        )
-        environment = side.result()
+    build = None
+    with contextlib.ExitStack() as stack:
+        if the_plan.repro.found:
+            build = _pick_build(args, cfg, stack)
+            run, environment, build = _run_triage(args, cfg, the_plan, build)
 
     from bot.pipeline import conclude
 
-    triage = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix)
+    triage = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix,
+                      build=build)
     if args.json:
         print(json.dumps(triage.to_json(), indent=2))
     else:
         print(triage.comment)
         print()
         print("Labels: " + ", ".join(triage.labels))
+    return 0
+
+
+def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack) -> Any:
+    """The build a triage runs on, resolved once and held in use until the run ends:
+    --tvm-python (ad hoc) > --build > the default build > the configured interpreter (ad hoc)."""
+    from bot.builds import KIND_ADHOC, BuildInfo, default_build
+
+    if not args.tvm_python:
+        reg = _registry(args, cfg)
+        name = args.build
+        if not name and (reg.names() or cfg.builds.default):
+            name = default_build(reg.list(), cfg.builds.default)
+        if name:
+            return stack.enter_context(reg.use(name))
+    python = _resolve_python(cfg.tvm.python)
+    return BuildInfo(name=KIND_ADHOC, kind=KIND_ADHOC, python=python, source="")
+
+
+def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any,
+                build: Any) -> tuple[Any, dict[str, str], Any]:
+    """Run the repro on ``build``'s interpreter; (run, environment, build with its identity)."""
+    from dataclasses import replace as _replace
+
+    from bot.builds import KIND_ADHOC
+    from tasks.probe import probe_environment
+    from tasks.runner import run_script
+
+    python = build.python
+    pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
+    cache = None if args.no_cache else _cache_dir()
+    # While the script runs, a second thread probes the environment (cached per
+    # interpreter) and loads the second half of the pipeline, so neither adds wall time.
+    side = _Beside(lambda: _probe_and_load(probe_environment, python, cache))
+    run = run_script(
+        the_plan.repro.script,
+        python=python,
+        args=the_plan.repro.args,
+        sandbox=cfg.sandbox,
+        gpu=the_plan.worker == "gpu",
+        pass_env=pass_env,
+        cache_dir=cache,
+    )
+    environment = side.result()
+    if build.kind == KIND_ADHOC:
+        build = _replace(build, version=environment.get("tvm_version", ""),
+                         commit=environment.get("tvm_commit", ""))
+    elif build.commit:
+        environment["tvm_commit"] = build.commit  # from git, not guessed by the probe
+    return run, environment, build
+
+
+def _apply_run_options(args: argparse.Namespace, cfg: Config) -> Config:
+    if getattr(args, "sandbox", None):
+        cfg = replace(cfg, sandbox=replace(cfg.sandbox, backend=args.sandbox))
+    if getattr(args, "timeout", None) is not None:
+        if args.timeout <= 0:
+            raise ReprobotError("--timeout must be a positive number of seconds")
+        limits = replace(cfg.sandbox.limits, timeout_s=float(args.timeout))
+        cfg = replace(cfg, sandbox=replace(cfg.sandbox, limits=limits))
+    return cfg
+
+
+def _matrix_builds(args: argparse.Namespace, cfg: Config, reg: Any) -> list[Any]:
+    """The ready builds a --matrix runs on (all, or those named by --builds), in matrix order."""
+    from bot.builds import order_builds
+
+    ready = [b for b in reg.list() if b.python]
+    if args.builds:
+        wanted = [n.strip() for n in args.builds.split(",") if n.strip()]
+        have = {b.name for b in ready}
+        missing = [n for n in wanted if n not in have]
+        if missing:
+            raise ReprobotError(
+                f"no ready build named {', '.join(missing)} in {reg.root} "
+                f"(ready: {', '.join(sorted(have)) or 'none'}; see `reprobot builds list`)")
+        ready = [b for b in ready if b.name in wanted]
+    if not ready:
+        raise ReprobotError(f"--matrix needs ready builds and {reg.root} has none: add some with "
+                            "`reprobot builds add NAME --pip SPEC` or `--git URL`")
+    return order_builds(ready)
+
+
+def _triage_matrix(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: Any) -> int:
+    """``triage --matrix``: the script on every (chosen) build; the default build's result is
+    the comment's main part, one row per build below it, and the history line."""
+    from bot.builds import default_build
+    from bot.history import (
+        BuildInfo as HistoryBuild,
+    )
+    from bot.history import (
+        compute_history,
+        insert_section,
+        match_build,
+        order_rows,
+        parse_reported_version,
+        render_matrix,
+        row_from_build,
+    )
+    from bot.pipeline import conclude
+
+    if args.tvm_python:
+        raise ReprobotError("--matrix runs on builds: use --builds, not --tvm-python")
+    reg = _registry(args, cfg)
+    _sync_declared(reg, cfg)
+    builds = _matrix_builds(args, cfg, reg)
+    primary_name = args.build or default_build(builds, cfg.builds.default) or builds[0].name
+    runs: list[tuple[Any, Any]] = []
+    if the_plan.repro.found:
+        for b in builds:
+            with reg.use(b.name) as info:
+                run, environment, info = _run_triage(args, cfg, the_plan, info)
+            t = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix,
+                         build=info)
+            runs.append((info, t))
+    if not runs:
+        t = conclude(issue, the_plan, None, {}, label_prefix=cfg.label_prefix)
+        out = t.to_json()
+        out.update(matrix=[], history=None)
+        _print_triage(args, out, t.comment, t.labels)
+        return 0
+    rows = [row_from_build(info, t.outcome.value, t.verdict.value,
+                           t.run.seconds if t.run else None) for info, t in runs]
+    ordered = order_rows(rows)
+    history = compute_history(ordered)
+    primary = next((t for info, t in runs if info.name == primary_name), runs[0][1])
+    reported = match_build(parse_reported_version(f"{issue.title}\n{issue.body}"),
+                           [HistoryBuild(r.build, r.kind, r.version, r.commit) for r in ordered])
+    comment = insert_section(primary.comment, render_matrix(ordered, history, reported))
+    out = primary.to_json()
+    out.update(comment=comment, matrix=[r.to_json() for r in ordered],
+               history=history.to_json() if history else None)
+    _print_triage(args, out, comment, primary.labels)
+    return 0
+
+
+def _print_triage(args: argparse.Namespace, out: dict[str, Any], comment: str,
+                  labels: Sequence[str]) -> None:
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(comment)
+        print()
+        print("Labels: " + ", ".join(labels))
+
+
+def _bisect_parser(sub: Any) -> None:
+    b = sub.add_parser("bisect", help="find the commit that fixed or broke an issue's script "
+                       "between two commits of a source build")
+    b.add_argument("source", help="issue as .md or .json, or - for stdin")
+    b.add_argument("--build", required=True, help="the source build whose commits to build")
+    b.add_argument("--good", required=True, metavar="REF", help="a commit where the run passes")
+    b.add_argument("--bad", required=True, metavar="REF",
+                   help="a commit where the reported failure is seen")
+    b.add_argument("--max-steps", type=int, help="builds to try at most (default bisect.max_steps)")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
+    b.add_argument("--timeout", type=float, help="wall-time limit for each run in seconds")
+    b.add_argument("--sandbox", choices=SANDBOX_BACKENDS, help="sandbox backend (default: bwrap)")
+    b.add_argument("--no-cache", action="store_true", help="re-probe the environment")
+    b.set_defaults(func=_cmd_bisect)
+
+
+def _cmd_bisect(args: argparse.Namespace, cfg: Config) -> int:
+    import subprocess
+
+    from bot.history import (
+        History,
+        HistoryKind,
+        MatrixRow,
+        bisect_sentence,
+        with_bisection,
+    )
+    from bot.plan import plan
+    from bot.source import issue_from_text
+    from tasks.bisect import bisect_build, run_on
+    from tasks.builder import BuildError
+
+    cfg = _apply_run_options(args, cfg)
+    max_steps = args.max_steps or cfg.bisect.max_steps
+    if max_steps < 1:
+        raise ReprobotError("--max-steps must be at least 1")
+    text, name = _read_source(args.source)
+    issue = issue_from_text(text, name)
+    the_plan = plan(issue)
+    if not the_plan.repro.found:
+        raise ReprobotError(f"no runnable script in {args.source}: nothing to bisect")
+    reg = _registry(args, cfg)
+    _sync_declared(reg, cfg)
+    if reg.spec(args.build).kind != "source":
+        raise ReprobotError(f"build {args.build!r} is a release build: only a source build has "
+                            "commits to bisect (between releases, compare their tags)")
+    cache = None if args.no_cache else _cache_dir()
+
+    def state_at(ref: str) -> tuple[str, str]:
+        try:
+            info = reg.build_commit(args.build, ref)
+        except BuildError as e:
+            raise ReprobotError(f"cannot build {ref} of {args.build}: {e}") from e
+        from bot.history import run_state
+        from bot.pipeline import conclude
+
+        run, env = run_on(cfg, replace(info, name=args.build), the_plan, cache_dir=cache)
+        t = conclude(issue, the_plan, run, env, label_prefix=cfg.label_prefix, build=info)
+        return info.commit, run_state(t.outcome.value, t.verdict.value)
+
+    good, good_state = state_at(args.good)
+    bad, bad_state = state_at(args.bad)
+    if good_state != "good" or bad_state != "bad":
+        raise ReprobotError(
+            f"the ends do not disagree as given: the run is {good_state or 'neither'} at --good "
+            f"{good[:12]} and {bad_state or 'neither'} at --bad {bad[:12]} (good = passes, "
+            "bad = the reported failure)")
+    src = str(reg.root / args.build / "src")
+    fixed = subprocess.run(["git", "-C", src, "merge-base", "--is-ancestor", bad, good],
+                           capture_output=True).returncode == 0
+    old, new = (bad, good) if fixed else (good, bad)
+    res = bisect_build(cfg, reg, args.build, issue, the_plan, old, new,
+                       "bad" if fixed else "good", max_steps=max_steps, cache_dir=cache)
+    kind = HistoryKind.FIXED if fixed else HistoryKind.REGRESSED
+    older = MatrixRow(build=f"{args.build}@{old[:7]}", commit=old, kind="source",
+                      outcome="", verdict="")
+    newer = MatrixRow(build=f"{args.build}@{new[:7]}", commit=new, kind="source",
+                      outcome="", verdict="")
+    history = with_bisection(History(kind=kind, older=older, newer=newer), res)
+    if args.json:
+        print(json.dumps({"history": history.to_json(), "bisect": res.to_json()}, indent=2))
+    else:
+        word = "fixed by" if fixed else "regressed in"
+        if res.commit:
+            print(f"{word} {res.commit} {res.subject}".rstrip() + f" ({res.steps} steps)")
+        else:
+            print(f"not narrowed to one commit in {res.steps} steps:"
+                  + bisect_sentence(res))
     return 0
 
 
@@ -207,9 +584,11 @@ def _cmd_worker(args: argparse.Namespace, cfg: Config) -> int:
     from tasks.app import run_worker
 
     queues = [q.strip() for q in args.queues.split(",") if q.strip()]
-    bad = [q for q in queues if q not in ("triage", "cpu", "gpu")]
+    bad = [q for q in queues if q not in ("triage", "cpu", "gpu", "build")]
     if not queues or bad:
-        raise ReprobotError(f"--queues takes triage, cpu and/or gpu (got {args.queues!r})")
+        raise ReprobotError(f"--queues takes triage, cpu, gpu and/or build (got {args.queues!r})")
+    if args.builds_dir:
+        cfg = replace(cfg, builds=replace(cfg.builds, dir=str(Path(args.builds_dir).expanduser())))
     if args.concurrency < 1:
         raise ReprobotError("--concurrency must be at least 1")
     run_worker(cfg, queues, args.concurrency, with_beat=args.beat)

@@ -103,3 +103,52 @@ def _command(line: str, bot_login: str) -> Command | None:
     except ValueError:
         return None
     return Command(name=name, args=tuple(m.group("rest").split()), line=line.strip())
+
+
+# ---------------------------------------------------------------------------------------------
+# What a ``/retest`` asks for: the default build, every build, or one named build.
+
+RETEST_DEFAULT = "default"
+RETEST_ALL = "all"
+
+# A build name as the bot's builds are named: "main", "0.26.0", "v0.25", "0.27.0.post1",
+# "0.27.0rc0", or a configured name such as "main-cuda" (letters, digits, ".", "-", "_").
+_BUILD_ARG = re.compile(r"^(?:v?\d+\.\d+(?:\.\d+)*(?:[.-]?(?:rc|post|dev|a|b)\d*)*"
+                        r"|main(?:[-_.][A-Za-z0-9_.-]+)?)$", re.I)
+
+
+@dataclass(frozen=True)
+class RetestTarget:
+    """``kind`` is ``default`` (the default build), ``all`` (the matrix) or ``build``."""
+
+    kind: str = RETEST_DEFAULT
+    build: str = ""
+
+    def to_arg(self) -> str:
+        """The form passed to the triage task: '' | 'all' | the build name."""
+        return self.build if self.kind == "build" else ("all" if self.kind == RETEST_ALL else "")
+
+    @classmethod
+    def from_arg(cls, arg: str) -> RetestTarget:
+        if not arg:
+            return cls()
+        if arg == RETEST_ALL:
+            return cls(RETEST_ALL)
+        return cls("build", arg)
+
+
+def retest_target(cmd: Command) -> RetestTarget:
+    """``/retest`` -> default; ``/retest all`` -> every build; ``/retest 0.26.0`` -> that build.
+
+    Only the first word counts, and only when it is ``all`` or looks like a build name; any
+    other words (``/retest please``) leave the default build.
+    """
+    if not cmd.args:
+        return RetestTarget()
+    first = cmd.args[0].strip().strip(".,;:!")
+    if first.lower() == RETEST_ALL:
+        return RetestTarget(RETEST_ALL)
+    if _BUILD_ARG.match(first):
+        name = first.lower()
+        return RetestTarget("build", name[1:] if re.match(r"^v\d", name) else name)
+    return RetestTarget()

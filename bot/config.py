@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from bot.builds import BuildsConfig, parse_builds_section
 from bot.errors import ConfigError
 from bot.models import RunLimits
 
@@ -102,6 +103,22 @@ class DashboardConfig:
 
 
 @dataclass(frozen=True)
+class RetestConfig:
+    """Re-testing open issues when a new main build becomes current."""
+
+    # Latest verdicts on main that put an open issue into the sweep.
+    verdicts: tuple[str, ...] = ("reproduced", "different-failure")
+    # At most this many re-tests are sent per hour (0 = no cap); the rest wait for the next build.
+    per_hour: int = 200
+
+
+@dataclass(frozen=True)
+class BisectConfig:
+    # Builds (probes) a bisection between two main builds may make before it reports a range.
+    max_steps: int = 8
+
+
+@dataclass(frozen=True)
 class Config:
     tvm: TvmConfig = field(default_factory=TvmConfig)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
@@ -110,6 +127,9 @@ class Config:
     service: ServiceConfig = field(default_factory=ServiceConfig)
     label_prefix: str = "repro: "
     dashboard: DashboardConfig = field(default_factory=DashboardConfig)
+    builds: BuildsConfig = field(default_factory=BuildsConfig)
+    retest: RetestConfig = field(default_factory=RetestConfig)
+    bisect: BisectConfig = field(default_factory=BisectConfig)
 
 
 def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str]) -> Config:
@@ -143,9 +163,12 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
         service=_section(ServiceConfig, data, "service"),
         label_prefix=str(data.get("label_prefix", Config.label_prefix)),
         dashboard=_dashboard(_section(DashboardConfig, data, "dashboard"), environ),
+        builds=_builds(data.get("builds"), environ),
+        retest=_section(RetestConfig, data, "retest"),
+        bisect=_section(BisectConfig, data, "bisect"),
     )
     unknown = set(data) - {"tvm", "sandbox", "github", "filters", "service", "label_prefix",
-                           "dashboard"}
+                           "dashboard", "builds", "retest", "bisect"}
     if unknown:
         raise ConfigError(f"unknown top-level config keys: {', '.join(sorted(unknown))}")
 
@@ -166,6 +189,7 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
             f"sandbox.backend must be one of {', '.join(SANDBOX_BACKENDS)}, "
             f"not {cfg.sandbox.backend!r}"
         )
+    _check_history(cfg)
     return replace(cfg, github=gh, service=svc, tvm=tvm)
 
 
@@ -183,6 +207,26 @@ def _dashboard(dash: DashboardConfig, env: Mapping[str, str]) -> DashboardConfig
     if dash.session_ttl_s <= 0:
         raise ConfigError("dashboard.session_ttl_s must be positive")
     return dash
+
+
+def _check_history(cfg: Config) -> None:
+    known = {"reproduced", "different-failure", "not-reproduced", "inconclusive"}
+    bad = [v for v in cfg.retest.verdicts if v not in known]
+    if bad:
+        raise ConfigError(f"retest.verdicts: unknown verdict(s) {', '.join(bad)} "
+                          f"(use {', '.join(sorted(known))})")
+    if cfg.retest.per_hour < 0:
+        raise ConfigError("retest.per_hour must be 0 (no cap) or more")
+    if not 1 <= cfg.bisect.max_steps <= 64:
+        raise ConfigError("bisect.max_steps must be between 1 and 64")
+
+
+def _builds(raw: Any, environ: Mapping[str, str]) -> BuildsConfig:
+    """``builds:`` (settings + declared builds); the directory: env REPROBOT_BUILDS_DIR > config.
+    "" means the default, ``~/.cache/reprobot/builds``, which the entry point resolves."""
+    section = parse_builds_section(raw)
+    where = environ.get("REPROBOT_BUILDS_DIR") or section.dir
+    return replace(section, dir=str(Path(where).expanduser()) if where else "")
 
 
 def is_placeholder(value: str) -> bool:

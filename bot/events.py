@@ -36,6 +36,7 @@ REASON_REOPENED = "reopened"
 REASON_EDITED = "edited"
 REASON_LABELED = "labeled"
 REASON_RETEST = "retest"
+REASON_CLOSED = "closed"  # the issue leaves the re-test set (nothing is run)
 
 # Reasons whose triage is skipped when the script did not change since the last result.
 ONLY_IF_CHANGED = frozenset({REASON_EDITED, REASON_LABELED})
@@ -148,6 +149,11 @@ def handle_issues(payload: Mapping[str, Any], cfg: Config) -> Decision:
     if isinstance(common, Decision):
         return common
     repo, issue = common
+    if action == REASON_CLOSED:
+        if not issue_selected(issue, cfg.filters):
+            return ignore("the issue does not match the configured labels or title prefixes")
+        return Decision(TRIAGE, action, task={"repo": repo, "number": int(issue["number"]),
+                                              "reason": action})
     if action not in (REASON_OPENED, REASON_REOPENED, REASON_EDITED, REASON_LABELED):
         return ignore(f"issues.{action} is not acted on")
     if _str(issue.get("state")) not in ("", "open"):
@@ -192,20 +198,24 @@ def handle_issue_comment(
         commands: list[Any] = parse_commands(body, bot_login=cfg.service.bot_login)
     else:
         commands = parse(body)
-    if not any(str(getattr(c, "name", "")) == "retest" for c in commands):
+    retests = [c for c in commands if str(getattr(c, "name", "")) == "retest"]
+    if not retests:
         return ignore("no command in the comment")
     comment_id = comment.get("id")
-    return Decision(
-        TRIAGE,
-        REASON_RETEST,
-        task={
-            "repo": repo,
-            "number": int(issue["number"]),
-            "reason": REASON_RETEST,
-            "requested_by": _login(comment.get("user")),
-            "comment_id": _int(comment_id),
-        },
-    )
+    task: dict[str, Any] = {
+        "repo": repo,
+        "number": int(issue["number"]),
+        "reason": REASON_RETEST,
+        "requested_by": _login(comment.get("user")),
+        "comment_id": _int(comment_id),
+    }
+    from bot.commands import Command, retest_target
+
+    first = retests[0]
+    target = retest_target(first).to_arg() if isinstance(first, Command) else ""
+    if target:  # "/retest all" or "/retest 0.26.0" (a plain /retest keeps the old task shape)
+        task["target"] = target
+    return Decision(TRIAGE, REASON_RETEST, task=task)
 
 
 Handler = Callable[[Mapping[str, Any], Config], Decision]

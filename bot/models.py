@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from bot.builds import BuildInfo
+
 
 class Outcome(StrEnum):
     """What running the repro did (exactly one per run)."""
@@ -251,6 +253,7 @@ class Triage:
     labels: tuple[str, ...]
     environment: dict[str, str] = field(default_factory=dict)
     comment: str = ""
+    build: BuildInfo | None = None  # the TVM build it ran on (None: not run)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -265,5 +268,6 @@ class Triage:
             "evidence": list(self.evidence),
             "labels": list(self.labels),
             "environment": dict(self.environment),
+            "build": self.build.ref() if self.build else None,
             "comment": self.comment,
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.builds import BuildInfo
 from bot.classify import account_for_absent_device, classify
 from bot.compare import compare
 from bot.models import (
@@ -34,12 +35,13 @@ def conclude(
     *,
     label_prefix: str = "repro: ",
     infra_error: str = "",
+    build: BuildInfo | None = None,
 ) -> Triage:
     """Classify the run, compare it with the report, pick labels and render the comment.
 
     ``infra_error`` is set when OUR side failed (the sandbox could not start, the worker died):
     the outcome is then ``infra-error`` and the verdict ``inconclusive``, never a result of the
-    user's script.
+    user's script. ``build`` is the TVM build it ran on (named, with its commit, in the comment).
     """
     repro = the_plan.repro
     if not repro.found:
@@ -66,5 +68,6 @@ def conclude(
         evidence=comparison.evidence,
         labels=labels,
         environment=dict(environment),
+        build=build if repro.found else None,
     )
     return replace(triage, comment=render_comment(triage, label_prefix=label_prefix))

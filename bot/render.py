@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from bot.builds import BuildInfo, commit_url
 from bot.classify import normalize_paths
 from bot.labels import (
     API_MISMATCH_ASK,
@@ -185,7 +186,7 @@ def render_comment(t: Triage, *, label_prefix: str = DEFAULT_PREFIX) -> str:
     head = _headline(t)
     summary = _summary(t)
     compare = _reported_vs_observed(t)
-    env = _environment(t.environment)
+    env = _environment(t.environment, t.build)
     source = _source_line(t.repro)
     foot = [
         "**Labels:** " + ", ".join(inline_code(lb) for lb in labels),
@@ -337,19 +338,37 @@ def _reported_vs_observed(t: Triage) -> list[str]:
     return rows
 
 
-def _environment(env: dict[str, str]) -> list[str]:
-    if not env:
+def _environment(env: dict[str, str], build: BuildInfo | None = None) -> list[str]:
+    if not env and build is None:
         return []
     rows = ["<details><summary>Environment</summary>", "", "| | |", "|---|---|"]
     known = dict(ENV_KEYS)
+    env = dict(env)
+    if build is not None:
+        rows.append(f"| Build | {_build_cell(build)} |")
+        if build.commit:
+            env["tvm_commit"] = build.commit
     for key, title in ENV_KEYS:
         if key in env and str(env[key]).strip():
-            rows.append(f"| {title} | {_cell(str(env[key]))} |")
+            value = _cell(str(env[key]))
+            if key == "tvm_commit":
+                url = commit_url(build.source if build else "", str(env[key]).strip())
+                value = f"[`{value}`]({url})" if url else f"`{value}`"
+            rows.append(f"| {title} | {value} |")
     for key in sorted(env):
         if key not in known and str(env[key]).strip():
             rows.append(f"| {_cell(key)} | {_cell(str(env[key]))} |")
     rows += ["", "</details>"]
     return rows
+
+
+def _build_cell(build: BuildInfo) -> str:
+    """``main`` (source build, built 2026-11-30T05:20:00Z)."""
+    what = {"source": "source build", "release": "release"}.get(build.kind, build.kind)
+    cell = f"`{_cell(build.name)}` ({_cell(what)}"
+    if build.built_at:
+        cell += f", built {_cell(build.built_at)}"
+    return cell + ")"
 
 
 def _source_line(repro: Repro) -> str:

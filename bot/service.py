@@ -15,6 +15,7 @@ redelivered run or report posts nothing twice; the comment is found by its marke
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -25,13 +26,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot import sweep
+from bot.builds import BuildInfo
 from bot.config import Config
 from bot.errors import InfraError
-from bot.events import ONLY_IF_CHANGED, REASON_RETEST, is_bot_comment
-from bot.labels import MARKER, STATUS_QUEUED, STATUS_RUNNING, label_specs
+from bot.events import ONLY_IF_CHANGED, REASON_CLOSED, REASON_RETEST, is_bot_comment
+from bot.history import BuildInfo as HistoryBuild
+from bot.history import (
+    MatrixRow,
+    compute_history,
+    insert_section,
+    match_build,
+    order_rows,
+    parse_reported_version,
+    render_matrix,
+    row_from_build,
+    row_to_store,
+)
+from bot.labels import MARKER, STATUS_QUEUED, STATUS_RUNNING
 from bot.models import Comment, Issue, Repro, RunResult
 from bot.pipeline import Plan, conclude, plan
-from bot.render import is_own_label, render_status
+from bot.render import render_status
 from bot.state import State
 
 log = logging.getLogger("reprobot.service")
@@ -99,8 +114,16 @@ def triage_issue(
     requested_by: str = "",
     comment_id: int | None = None,
     delivery: str = "",
+    target: str = "",
 ) -> dict[str, Any]:
-    """Decide whether and where to run the issue's script; returns what was done."""
+    """Decide whether and where to run the issue's script; returns what was done.
+
+    ``target`` (from ``/retest all`` or ``/retest 0.26.0``): ``all`` runs on every ready build,
+    a build name on that build; '' on the default build (and on the build of the version the
+    report names, when there is one).
+    """
+    if reason == REASON_CLOSED:
+        return sweep.forget(svc, repo, number)
     gh = svc.github
     if reason == REASON_RETEST and comment_id is not None:
         gh.react(repo, comment_id, REACTION_ACK)  # acknowledge at once
@@ -110,6 +133,12 @@ def triage_issue(
         refused = _check_retest(svc, repo, number, issue, requested_by, comment_id)
         if refused:
             return {"status": refused}
+    builds = run_builds(svc, issue, target)
+    if builds is None:
+        gh.reply(repo, number, MSG_NO_SUCH_BUILD.format(
+            user=requested_by or "someone", build=target,
+            builds=", ".join(f"`{b.name}`" for b in available_builds(svc.state)) or "none"))
+        return {"status": "no-such-build"}
 
     with svc.state.issue_lock(repo, number):
         the_plan = plan(issue)
@@ -135,6 +164,8 @@ def triage_issue(
             "repro_sha256": sha,
             "status": "queued",
             "created": time.time(),
+            "builds": builds,
+            "force": reason == REASON_RETEST,
         }
         svc.state.new_job(job_id, record)
         svc.state.touch_issue(repo, number)
@@ -144,8 +175,51 @@ def triage_issue(
         gh.upsert_bot_comment(
             repo, number, render_status(STATUS_QUEUED, the_plan.worker, the_plan.repro), MARKER
         )
-        svc.enqueue("reprobot.run", [run_request(record, the_plan)], the_plan.worker)
-        return {"status": "queued", "job_id": job_id, "worker": the_plan.worker}
+        for slot, name in enumerate(builds):
+            request = run_request(record, the_plan, name)
+            request.update(slot=slot, force=record["force"])
+            svc.enqueue("reprobot.run", [request], the_plan.worker)
+        return {"status": "queued", "job_id": job_id, "worker": the_plan.worker,
+                "builds": builds}
+
+
+MSG_NO_SUCH_BUILD = (
+    "@{user} there is no ready build named `{build}`; the builds are: {builds}."
+)
+
+
+def available_builds(state: State) -> list[BuildInfo]:
+    """The ready builds the run workers have (from their heartbeats), one per name."""
+    from bot.builds import order_builds
+
+    seen: dict[str, BuildInfo] = {}
+    for w in state.workers():
+        for b in w.get("builds") or []:
+            if isinstance(b, dict) and b.get("status", "ready") == "ready" and b.get("name"):
+                seen.setdefault(str(b["name"]), BuildInfo.from_json(b))
+    return order_builds(seen.values())
+
+
+def run_builds(svc: Services, issue: Issue, target: str) -> list[str] | None:
+    """The builds a triage runs on, the default first ('' = the worker's default build);
+    None when ``target`` names a build no worker has."""
+    from bot.builds import default_build
+
+    ready = available_builds(svc.state)
+    names = [b.name for b in ready]
+    default = default_build(ready, svc.config.builds.default) or svc.config.builds.default
+    if target == "all":
+        if not names:
+            return [default]
+        return [default, *[n for n in names if n != default]] if default in names else names
+    if target:
+        return [target] if target in names else None
+    out = [default]
+    also = match_build(parse_reported_version(f"{issue.title}\n{issue.body}"),
+                       [HistoryBuild.from_dict(b.to_json()) for b in ready])
+    if also and also != default:
+        out.append(also)
+    return out
 
 
 def _check_retest(
@@ -228,9 +302,11 @@ def sweep_deliveries(svc: Services, *, now: float | None = None) -> dict[str, An
     return {"status": "swept", "listed": len(items), "redelivered": asked}
 
 
-def run_request(record: dict[str, Any], the_plan: Plan) -> dict[str, Any]:
-    """The JSON a cpu/gpu worker gets: the script and how to run it; nothing else."""
+def run_request(record: dict[str, Any], the_plan: Plan, build: str = "") -> dict[str, Any]:
+    """The JSON a cpu/gpu worker gets: the script, how to run it and on which TVM build ("" =
+    the worker's default build); nothing else."""
     return {
+        "build": build,
         "job_id": record["job_id"],
         "repo": record["repo"],
         "number": record["number"],
@@ -265,9 +341,21 @@ def report(svc: Services, result: dict[str, Any]) -> dict[str, Any]:
     if job is None:
         return {"status": "unknown-job", "job_id": job_id}
     repo, number = job["repo"], int(job["number"])
+    if job.get("reason") == sweep.REASON_NEW_MAIN:
+        with svc.state.issue_lock(repo, number):
+            if not svc.state.mark_reported(job_id):
+                return {"status": "duplicate", "job_id": job_id}
+            return sweep.report_retest(svc, job, result)
     with svc.state.issue_lock(repo, number):
         if svc.state.is_reported(job_id):
             return {"status": "duplicate", "job_id": job_id}
+        expected = len(job.get("builds") or [""])
+        if expected > 1:
+            got = svc.state.add_job_run(job_id, int(result.get("slot") or 0), result)
+            if len(got) < expected:
+                return {"status": "partial", "job_id": job_id, "runs": len(got)}
+            result = got[0]
+            job["other_runs"] = [got[i] for i in sorted(got) if i != 0]
         if svc.state.is_superseded(job_id, repo, number):
             svc.state.update_job(job_id, status="superseded")
             return {"status": "superseded", "job_id": job_id}
@@ -277,7 +365,8 @@ def report(svc: Services, result: dict[str, Any]) -> dict[str, Any]:
         if run is None and not infra:
             infra = "the worker returned no run result"
         job["worker_name"] = result.get("worker_name", "")
-        summary = _finish(svc, job, run, env, infra)
+        build = BuildInfo.from_json(result["build"]) if result.get("build") else None
+        summary = _finish(svc, job, run, env, infra, build, cached=bool(result.get("cached")))
     return {"status": "reported", "job_id": job_id, **summary}
 
 
@@ -287,6 +376,9 @@ def _finish(
     run: RunResult | None,
     environment: dict[str, str],
     infra_error: str,
+    build: BuildInfo | None = None,
+    *,
+    cached: bool = False,
 ) -> dict[str, Any]:
     """Conclude, edit the comment, set the labels, record the result (caller holds the lock)."""
     cfg = svc.config
@@ -294,14 +386,35 @@ def _finish(
     issue = Issue.from_dict(job["issue"])
     the_plan = Plan.from_dict(job["plan"])
     triage = conclude(
-        issue, the_plan, run, environment, label_prefix=cfg.label_prefix, infra_error=infra_error
+        issue, the_plan, run, environment, label_prefix=cfg.label_prefix, infra_error=infra_error,
+        build=build,
     )
-    gh = svc.github
-    comment_id = gh.upsert_bot_comment(repo, number, triage.comment, MARKER)
     prefix = cfg.label_prefix
-    specs = {name: (color, desc) for name, color, desc in label_specs(prefix)}
-    gh.set_bot_labels(repo, number, list(triage.labels),
-                      is_own=lambda n: is_own_label(n, prefix), specs=specs)
+    rows = [_row(build, triage.outcome.value, triage.verdict.value, run)]
+    for other in job.get("other_runs") or []:
+        rows.append(_other_row(other, issue, the_plan, prefix))
+    comment = triage.comment
+    history = None
+    if len(rows) > 1:
+        ordered = order_rows(rows)
+        history = compute_history(ordered)
+        reported = match_build(parse_reported_version(f"{issue.title}\n{issue.body}"),
+                               [HistoryBuild(r.build, r.kind, r.version, r.commit)
+                                for r in ordered])
+        comment = insert_section(comment, render_matrix(ordered, history, reported))
+    main_before = svc.state.main(repo, number) or {}
+    fixed_on_main = bool(main_before.get("fixed_on_main")) and triage.outcome.value == "passed"
+    labels = list(triage.labels) + ([sweep.fixed_label(prefix)] if fixed_on_main else [])
+    gh = svc.github
+    comment_id = gh.upsert_bot_comment(repo, number, comment, MARKER)
+    gh.set_bot_labels(repo, number, labels, is_own=sweep.is_own(prefix),
+                      specs=sweep.label_colors(prefix))
+    for r in rows:
+        if r.build:
+            svc.state.set_matrix_row(repo, number, r.build, row_to_store(r))
+        if r.kind == "source" and r.build and (r.state or r.verdict != "inconclusive"):
+            sweep.remember_main(svc, repo, number, r, issue=job["issue"], plan=job["plan"],
+                                comment=comment, fixed_on_main=fixed_on_main)
     record = {
         "job_id": job_id,
         "repo": repo,
@@ -313,7 +426,7 @@ def _finish(
         "requested_by": job.get("requested_by", ""),
         "outcome": triage.outcome.value,
         "verdict": triage.verdict.value,
-        "labels": list(triage.labels),
+        "labels": labels,
         "signature": triage.classification.signature,
         "needs": list(triage.needs),
         "worker": job.get("worker", ""),
@@ -321,7 +434,12 @@ def _finish(
         "repro_sha256": job.get("repro_sha256", ""),
         "seconds": run.seconds if run else None,
         "tvm_version": environment.get("tvm_version", ""),
-        "tvm_commit": environment.get("tvm_commit", ""),
+        "tvm_commit": (build.commit if build and build.commit
+                       else environment.get("tvm_commit", "")),
+        "build": build.name if build else "",
+        "cached": cached,
+        "matrix": [r.to_json() for r in order_rows(rows)] if len(rows) > 1 else [],
+        "history": history.to_json() if history else None,
         "gpu": environment.get("gpu", ""),
         "infra_error": infra_error,
         "created": job.get("created"),
@@ -333,6 +451,21 @@ def _finish(
     return {"outcome": record["outcome"], "verdict": record["verdict"], "first": first}
 
 
+def _row(build: BuildInfo | None, outcome: str, verdict: str, run: RunResult | None
+         ) -> MatrixRow:
+    return row_from_build(build, outcome, verdict, run.seconds if run else None)
+
+
+def _other_row(result: dict[str, Any], issue: Issue, the_plan: Plan, prefix: str) -> MatrixRow:
+    """A matrix row for one more build's run (concluded like the main one, not rendered)."""
+    run = RunResult.from_dict(result["run"]) if result.get("run") else None
+    env = {str(k): str(v) for k, v in (result.get("environment") or {}).items()}
+    infra = str(result.get("infra_error") or "") or ("" if run else "no run result")
+    build = BuildInfo.from_json(result["build"]) if result.get("build") else None
+    t = conclude(issue, the_plan, run, env, label_prefix=prefix, infra_error=infra, build=build)
+    return _row(build, t.outcome.value, t.verdict.value, run)
+
+
 # -- cpu / gpu queue ---------------------------------------------------------------------------
 def run_job(
     job: dict[str, Any],
@@ -342,27 +475,41 @@ def run_job(
     hostname: str = "",
     cache_dir: Path | None = None,
     notify: EnqueueFn | None = None,
+    python: str | None = None,
+    build: BuildInfo | None = None,
 ) -> dict[str, Any]:
     """Run one job's script in the sandbox and probe the environment; JSON in, JSON out.
+
+    ``python`` is the interpreter of the job's build, resolved once by the caller before the
+    run (default: ``tvm.python``), so a run that started on a build finishes on it.
 
     Our own failures (the sandbox could not start, the interpreter is missing) come back as
     ``infra_error``, never as a result of the user's script.
     """
     job_id = str(job["job_id"])
     repo, number = str(job["repo"]), int(job["number"])
-    base = {"job_id": job_id, "worker_name": hostname}
-    if state.is_superseded(job_id, repo, number):
+    base = {"job_id": job_id, "worker_name": hostname, "slot": int(job.get("slot") or 0)}
+    side = bool(job.get("side"))  # a re-test: never superseded, never says "running"
+    if not side and state.is_superseded(job_id, repo, number):
         return {**base, "skipped": "superseded by a newer request"}
     if state.is_reported(job_id):
         return {**base, "skipped": "already reported"}
+    # The result cache: the same script on the same build (name + commit) by the same worker
+    # kind is run once; /retest forces a new run.
+    key = cache_key(job, build)
+    if key is not None and not job.get("force"):
+        hit = state.cached_result(*key)
+        if hit is not None:
+            state.update_job(job_id, status="running", worker_name=hostname, cached=True)
+            return {**base, **hit, "cached": True}
     state.update_job(job_id, status="running", worker_name=hostname, started=time.time())
-    if notify is not None:
+    if notify is not None and not side:
         notify("reprobot.status", [job_id, hostname], "triage")
 
     from tasks.probe import probe_environment
     from tasks.runner import run_script
 
-    python = config.tvm.python
+    python = python or config.tvm.python
     pass_env = {k: os.environ[k] for k in config.tvm.pass_env if k in os.environ}
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -379,4 +526,23 @@ def run_job(
             environment = probe.result()
     except InfraError as e:
         return {**base, "run": None, "environment": {}, "infra_error": str(e)}
-    return {**base, "run": run.to_dict(), "environment": dict(environment), "infra_error": ""}
+    out = {"run": run.to_dict(), "environment": dict(environment), "infra_error": ""}
+    if key is not None:  # our own failures above are never cached
+        state.store_result(*key, out)
+    return {**base, **out, "cached": False}
+
+
+def cache_key(job: dict[str, Any], build: BuildInfo | None) -> tuple[str, str, str, str] | None:
+    """(script sha256, build name, build commit or version, worker kind); None when the build
+    has no identity (an ad-hoc interpreter) or there is no script."""
+    script = str(job.get("script") or "")
+    if build is None or not script or build.kind not in ("release", "source"):
+        return None
+    ident = build.commit or build.version
+    if not ident:
+        return None
+    sha = hashlib.sha256(script.encode()).hexdigest()
+    args = tuple(job.get("args") or ())
+    if args:  # the same script with other arguments is another run
+        sha = hashlib.sha256((sha + "\0" + "\0".join(args)).encode()).hexdigest()
+    return sha, build.name, ident, "gpu" if job.get("gpu") else "cpu"

@@ -17,6 +17,17 @@ Key layout (``P`` = the prefix, ``R`` = ``owner/name``, ``N`` = issue number):
 - ``P job:<id>``             JSON of one job (issue, plan, status, times, worker), 7 days
 - ``P job:<id>:reported``    set once the job's result was recorded (a redelivered report skips)
 - ``P worker:<name>``        JSON heartbeat of a worker (queues, TVM version/commit, GPU), short TTL
+- ``P result:<sha256>:<build>@<commit>:<kind>``  JSON of a run of that script on that build
+                             (``run``, ``environment``, ...): the result cache. The same script on
+                             the same build is never run twice, except when forced (``/retest``).
+                             ``...:runs`` counts the real runs behind it.
+- ``P issue:R#N:main``       JSON of the issue's latest run on main (build, commit, outcome,
+                             verdict, seconds) and whether it is marked fixed on main
+- ``P issue:R#N:matrix``     hash build name -> JSON row of the issue's latest run on that build
+- ``P issue:R#N:bisect``     JSON of the issue's latest bisection between two main builds
+- ``P retest``               set of ``R#N``: open triaged issues (the re-test set on a new main)
+- ``P sweep:<build>@<commit>`` set once when the re-test sweep for that main build started
+- ``P sweep:hour:<n>``       re-tests sent in hour ``n`` (the cap per hour)
 
 The Celery queues themselves live in the same Redis under the queue names (``triage``, ``cpu``,
 ``gpu``), as the broker keeps them.
@@ -35,10 +46,11 @@ from typing import Any
 
 import redis
 
-QUEUES = ("triage", "cpu", "gpu")
+QUEUES = ("triage", "cpu", "gpu", "build")
 DELIVERY_TTL_S = 7 * 24 * 3600
 JOB_TTL_S = 14 * 24 * 3600
 HEARTBEAT_TTL_S = 60
+RESULT_TTL_S = 180 * 24 * 3600
 
 
 class StateUnavailable(Exception):
@@ -155,6 +167,25 @@ class State:
         pipe.set(self._issue(repo, number, "job"), job_id)
         pipe.execute()
 
+    def new_side_job(self, job_id: str, record: dict[str, Any]) -> None:
+        """Store a job that does not become the issue's newest (a re-test or a bisection: it
+        never supersedes what a person asked for)."""
+        self.r.set(self._k("job", job_id), json.dumps(record), ex=JOB_TTL_S)
+
+    def add_job_run(self, job_id: str, slot: int, result: dict[str, Any]) -> dict[int, Any]:
+        """Keep one build's run of a job that runs on several; returns every run so far."""
+        key = self._k("job", job_id, "runs")
+        pipe = self.r.pipeline()
+        pipe.hset(key, str(slot), json.dumps(result))
+        pipe.expire(key, JOB_TTL_S)
+        pipe.hgetall(key)
+        raw: Any = pipe.execute()[-1]
+        return {int(k): json.loads(v) for k, v in raw.items()}
+
+    def mark_reported(self, job_id: str) -> bool:
+        """Set once per job: False when its result was handled before (a redelivery)."""
+        return bool(self.r.set(self._k("job", job_id, "reported"), "1", nx=True, ex=JOB_TTL_S))
+
     def job(self, job_id: str) -> dict[str, Any] | None:
         raw = self.r.get(self._k("job", job_id))
         return json.loads(str(raw)) if raw else None
@@ -238,6 +269,87 @@ class State:
         ttl: Any = self.r.ttl(self._issue(repo, number, "cooldown"))
         ttl = int(ttl)
         return max(ttl, 0)
+
+    # -- result cache ------------------------------------------------------------------------
+    def _result(self, sha256: str, build: str, commit: str, kind: str) -> str:
+        return self._k("result", sha256, f"{build}@{commit}", kind)
+
+    def cached_result(self, sha256: str, build: str, commit: str, kind: str
+                      ) -> dict[str, Any] | None:
+        """The stored run of this script on this build (name + commit) by this worker kind."""
+        if not sha256:
+            return None
+        raw = self.r.get(self._result(sha256, build, commit, kind))
+        return json.loads(str(raw)) if raw else None
+
+    def store_result(self, sha256: str, build: str, commit: str, kind: str,
+                     result: dict[str, Any]) -> int:
+        """Store a real run (newest wins) and count it; returns how many real runs there were."""
+        key = self._result(sha256, build, commit, kind)
+        pipe = self.r.pipeline()
+        pipe.set(key, json.dumps(result), ex=RESULT_TTL_S)
+        pipe.incr(key + ":runs")
+        pipe.expire(key + ":runs", RESULT_TTL_S)
+        out = pipe.execute()
+        return int(out[1])
+
+    def result_runs(self, sha256: str, build: str, commit: str, kind: str) -> int:
+        raw = self.r.get(self._result(sha256, build, commit, kind) + ":runs")
+        return int(str(raw)) if raw else 0
+
+    # -- results over builds: main, matrix, the re-test set -----------------------------------
+    def set_main(self, repo: str, number: int, row: dict[str, Any]) -> None:
+        self.r.set(self._issue(repo, number, "main"), json.dumps(row))
+
+    def main(self, repo: str, number: int) -> dict[str, Any] | None:
+        raw = self.r.get(self._issue(repo, number, "main"))
+        return json.loads(str(raw)) if raw else None
+
+    def set_matrix_row(self, repo: str, number: int, build: str, row: dict[str, Any]) -> None:
+        self.r.hset(self._issue(repo, number, "matrix"), build, json.dumps(row))
+
+    def matrix(self, repo: str, number: int) -> dict[str, dict[str, Any]]:
+        raw: Any = self.r.hgetall(self._issue(repo, number, "matrix"))
+        return {str(k): json.loads(v) for k, v in raw.items()}
+
+    def set_bisect(self, repo: str, number: int, result: dict[str, Any]) -> None:
+        self.r.set(self._issue(repo, number, "bisect"), json.dumps(result))
+
+    def bisect(self, repo: str, number: int) -> dict[str, Any] | None:
+        raw = self.r.get(self._issue(repo, number, "bisect"))
+        return json.loads(str(raw)) if raw else None
+
+    def track(self, repo: str, number: int) -> None:
+        self.r.sadd(self._k("retest"), issue_ref(repo, number))
+
+    def untrack(self, repo: str, number: int) -> bool:
+        return bool(self.r.srem(self._k("retest"), issue_ref(repo, number)))
+
+    def tracked(self) -> list[tuple[str, int]]:
+        out = []
+        for ref in sorted(str(x) for x in self.r.smembers(self._k("retest"))):
+            repo, _, num = ref.rpartition("#")
+            if repo and num.isdigit():
+                out.append((repo, int(num)))
+        return out
+
+    def start_sweep(self, build: str, commit: str) -> bool:
+        """True once per main build (name + commit): the sweep for it starts now."""
+        return bool(self.r.set(self._k("sweep", f"{build}@{commit}"), "1", nx=True,
+                               ex=RESULT_TTL_S))
+
+    def take_retest_slot(self, hour: int, cap: int) -> bool:
+        """Count one re-test in hour ``hour``; False (and not counted) past ``cap``."""
+        if cap <= 0:
+            return True
+        key = self._k("sweep", "hour", str(hour))
+        n = int(self.r.incr(key))
+        if n == 1:
+            self.r.expire(key, 7200)
+        if n > cap:
+            self.r.decr(key)
+            return False
+        return True
 
     # -- workers -----------------------------------------------------------------------------
     def heartbeat(self, name: str, info: dict[str, Any], *, ttl_s: int = HEARTBEAT_TTL_S) -> None:

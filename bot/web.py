@@ -267,6 +267,8 @@ def status_snapshot(state: State, *, limit: int = 100) -> dict[str, Any]:
             "tvm_commit": env.get("tvm_commit", ""),
             "gpu": w.get("gpu") or env.get("gpu", ""),
             "sandbox": w.get("sandbox", ""),
+            "builds": [b.get("name", "") for b in w.get("builds") or []
+                       if b.get("python")],
         })
     results = []
     for ref, updated in state.recent_issues(limit):
@@ -285,10 +287,25 @@ def status_snapshot(state: State, *, limit: int = 100) -> dict[str, Any]:
             "updated": updated,
             "status": job.get("status") if job else "",
             "pending_worker": job.get("worker") if pending and job else "",
+            "waiting": job.get("waiting", "") if pending and job else "",
             "latest": latest,
         })
     return {"queues": state.queue_lengths(), "workers": workers, "results": results,
-            "time": now}
+            "builds": builds_snapshot(state.workers()), "time": now}
+
+
+def builds_snapshot(workers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every build a worker's heartbeat reports, with the workers that have it ready."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for w in workers:
+        for b in w.get("builds") or []:
+            key = (str(b.get("name", "")), str(b.get("commit", "")))
+            entry = seen.setdefault(key, {**b, "workers": []})
+            if b.get("status") != "ready":  # one worker's failure or build in progress shows
+                entry.update(status=b.get("status"), error=b.get("error", ""))
+            if b.get("python"):
+                entry["workers"].append(str(w.get("name", "")))
+    return list(seen.values())
 
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -305,6 +322,26 @@ def _page(inner: str) -> str:
 def _age(seconds: float) -> str:
     s = int(seconds)
     return f"{s} s" if s < 120 else f"{s // 60} min" if s < 7200 else f"{s // 3600} h"
+
+
+def _builds_html(builds: list[dict[str, Any]]) -> list[str]:
+    e = html.escape
+    parts = ["<h2>TVM builds</h2>"]
+    if not builds:
+        return parts + ["<p>No worker reports a TVM build.</p>"]
+    parts.append("<table><tr><th>build</th><th>kind</th><th>status</th><th>TVM</th>"
+                 "<th>commit</th><th>built</th><th>workers</th><th>error</th></tr>")
+    for b in builds:
+        err = str(b.get("error") or "")
+        parts.append(
+            f"<tr><td>{e(str(b.get('name', '')))}</td><td>{e(str(b.get('kind', '')))}</td>"
+            f"<td>{e(str(b.get('status', '')))}</td><td>{e(str(b.get('version', '')))}</td>"
+            f"<td><code>{e(str(b.get('commit', ''))[:12])}</code></td>"
+            f"<td>{e(str(b.get('built_at', '')))}</td>"
+            f"<td>{e(', '.join(b.get('workers') or []) or 'none')}</td>"
+            f"<td>{'<pre>' + e(err[-2000:]) + '</pre>' if err else ''}</td></tr>")
+    parts.append("</table>")
+    return parts
 
 
 def render_dashboard(snap: dict[str, Any]) -> str:
@@ -325,6 +362,7 @@ def render_dashboard(snap: dict[str, Any]) -> str:
         parts.append("</table>")
     else:
         parts.append("<p>No worker has sent a heartbeat in the last minute.</p>")
+    parts += _builds_html(snap.get("builds") or [])
     parts.append("<h2>Issues</h2>")
     if snap["results"]:
         # At a glance: how the recent issues came out.
@@ -352,6 +390,8 @@ def render_dashboard(snap: dict[str, Any]) -> str:
             if comment and url.startswith("http"):
                 outcome = f"<a href=\"{e(url)}#issuecomment-{e(str(comment))}\">{outcome}</a>"
             state = r["status"]
+            if r.get("waiting"):
+                state = f"{state}: {r['waiting']}"
             if r["pending_worker"]:
                 state = f"{state} ({r['pending_worker']})"
             owner_name = e(r["repo"])

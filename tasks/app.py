@@ -37,12 +37,18 @@ from bot.errors import ReprobotError
 
 log = logging.getLogger("reprobot.worker")
 
-QUEUES = ("triage", "cpu", "gpu")
+QUEUES = ("triage", "cpu", "gpu", "build")
 TASK_TRIAGE = "reprobot.triage"
+TASK_BUILD = "reprobot.build_update"
+BUILD_SOFT_LIMIT_S = 8 * 3600  # a first TVM build on a small machine takes hours
+BUILD_HARD_LIMIT_S = BUILD_SOFT_LIMIT_S + 600
 TASK_RUN = "reprobot.run"
 TASK_STATUS = "reprobot.status"
 TASK_REPORT = "reprobot.report"
 TASK_SWEEP_DELIVERIES = "reprobot.sweep_deliveries"
+TASK_SWEEP = "reprobot.sweep"  # a new main build: re-test open issues (triage queue)
+TASK_BISECT = "reprobot.bisect"  # bisect between two main builds (cpu/gpu queue, low priority)
+TASK_BISECTED = "reprobot.bisected"  # a bisection's result into the comment (triage queue)
 
 # Tasks on the triage queue only talk to GitHub and Redis (GitHub retries with back-off inside).
 TRIAGE_SOFT_LIMIT_S = 240
@@ -92,6 +98,9 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
             TASK_STATUS: {"queue": "triage"},
             TASK_REPORT: {"queue": "triage"},
             TASK_SWEEP_DELIVERIES: {"queue": "triage"},
+            TASK_BUILD: {"queue": "build"},
+            TASK_SWEEP: {"queue": "triage"},
+            TASK_BISECTED: {"queue": "triage"},
             # reprobot.run: the queue (cpu or gpu) is chosen per job by the triage task.
         },
         task_acks_late=True,
@@ -99,7 +108,12 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         worker_prefetch_multiplier=1,
         task_soft_time_limit=triage_time_limits(config)[0],
         task_time_limit=triage_time_limits(config)[1],
-        task_annotations={TASK_RUN: {"soft_time_limit": soft, "time_limit": hard}},
+        task_annotations={
+            TASK_RUN: {"soft_time_limit": soft, "time_limit": hard},
+            TASK_BUILD: {"soft_time_limit": BUILD_SOFT_LIMIT_S, "time_limit": BUILD_HARD_LIMIT_S},
+            # A bisection builds up to bisect.max_steps commits and runs the script on each.
+            TASK_BISECT: {"soft_time_limit": BUILD_SOFT_LIMIT_S, "time_limit": BUILD_HARD_LIMIT_S},
+        },
         task_serializer="json",
         accept_content=["json"],
         result_serializer="json",
@@ -123,12 +137,12 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         worker_hijack_root_logger=False,
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
-    app.conf.beat_schedule = beat_schedule(config)
+    app.conf.beat_schedule = delivery_beat_schedule(config)
     app.reprobot = Runtime(config, app)
     return app
 
 
-def beat_schedule(config: Config) -> dict[str, Any]:
+def delivery_beat_schedule(config: Config) -> dict[str, Any]:
     """Periodic tasks (``reprobot worker --beat`` runs the scheduler in one worker)."""
     schedule: dict[str, Any] = {}
     every = int(getattr(config.service, "redelivery_sweep_s", 0) or 0)
@@ -165,8 +179,15 @@ class Runtime:
 
         return GitHubClient.from_config(self.config.github, bot_login=self.config.service.bot_login)
 
-    def enqueue(self, name: str, args: list[Any], queue: str) -> None:
-        self.app.send_task(name, args=args, queue=queue, routing_key=queue)
+    def enqueue(self, name: str, args: list[Any], queue: str, *,
+                priority: int | None = None) -> None:
+        """Send a task; ``priority`` 9 = served after everything else on that queue (Redis
+        keeps each priority level as its own list, emptied in order)."""
+        if priority is None:
+            self.app.send_task(name, args=args, queue=queue, routing_key=queue)
+        else:
+            self.app.send_task(name, args=args, queue=queue, routing_key=queue,
+                               priority=priority)
 
     @cached_property
     def services(self) -> Any:
@@ -215,7 +236,7 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
     """The checks at start; returns the config the worker runs with and its environment info."""
     bad = [q for q in queues if q not in QUEUES]
     if not queues or bad:
-        raise ReprobotError(f"queues must be triage, cpu and/or gpu (got {queues!r})")
+        raise ReprobotError(f"queues must be triage, cpu, gpu and/or build (got {queues!r})")
     info: dict[str, Any] = {"queues": list(queues), "pid": os.getpid(), "host": socket.gethostname()}
     if "triage" in queues:
         require_github(config, webhook=False, api=True)
@@ -236,11 +257,18 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
             )
         log.warning("GPU: %s", gpu)
         info["gpu"] = gpu
-    if "cpu" in queues or "gpu" in queues:
-        from tasks.probe import probe_environment
+    if "build" in queues and "triage" in queues:
+        raise ReprobotError("the build queue runs trusted builds with no GitHub credentials: "
+                            "serve it from another worker than the triage queue")
+    if "cpu" in queues or "gpu" in queues or "build" in queues:
         from tasks.runner import check_sandbox
 
         info["sandbox"] = check_sandbox(config.sandbox)  # raises InfraError with how to fix
+        info["builds_dir"] = config.builds.dir or "default"
+        info["builds"] = builds_summary(config)
+    if "cpu" in queues or "gpu" in queues:
+        from tasks.probe import probe_environment
+
         try:
             env = probe_environment(config.tvm.python, cache_dir=probe_cache_dir())
         except ReprobotError as e:
@@ -272,6 +300,17 @@ def _beat_args(config: Config) -> list[str]:
     return ["--beat", "--schedule", str(path)]
 
 
+def builds_summary(config: Config) -> list[dict[str, Any]]:
+    """The builds on this worker's disk as the heartbeat publishes them (list entries)."""
+    from tasks.builder import registry_for
+
+    try:
+        return [b.to_json() for b in registry_for(config).list()]
+    except (OSError, ReprobotError) as e:
+        log.warning("cannot read the builds in %s: %s", config.builds.dir, e)
+        return []
+
+
 class Heartbeat(threading.Thread):
     def __init__(self, config: Config, name: str, info: dict[str, Any]):
         super().__init__(name="reprobot-heartbeat", daemon=True)
@@ -284,6 +323,8 @@ class Heartbeat(threading.Thread):
         svc = self.config.service
         state = State(connect(svc.redis_url), svc.key_prefix)
         while not self.stopped.is_set():
+            if "builds_dir" in self.info:  # builds change while the worker runs
+                self.info["builds"] = builds_summary(self.config)
             try:
                 state.heartbeat(self.worker_name, self.info, ttl_s=HEARTBEAT_INTERVAL_S * 4)
             except Exception as e:  # process boundary: the heartbeat must never kill the worker
@@ -291,6 +332,29 @@ class Heartbeat(threading.Thread):
             self.stopped.wait(HEARTBEAT_INTERVAL_S)
         with contextlib.suppress(Exception):  # process boundary (shutdown)
             state.drop_worker(self.worker_name)
+
+
+def beat_schedule(config: Config) -> dict[str, Any]:
+    """Celery beat: ``builds update main`` every ``builds.update_every`` on the build queue."""
+    return {
+        "update-main-build": {
+            "task": TASK_BUILD,
+            "schedule": float(config.builds.update_every_s),
+            "args": [["main"]],
+            "options": {"queue": "build", "routing_key": "build"},
+        }
+    }
+
+
+def run_beat(config: Config, *, loglevel: str = "INFO") -> None:
+    """Start Celery beat in this process (one per deployment); returns when it stops."""
+    logging.basicConfig(level=getattr(logging, loglevel, logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = make_celery(config)
+    app.conf.beat_schedule = {**delivery_beat_schedule(config), **beat_schedule(config)}
+    schedule = probe_cache_dir() / "celerybeat-schedule"
+    schedule.parent.mkdir(parents=True, exist_ok=True)
+    app.start(["beat", "--loglevel", loglevel, "--schedule", str(schedule)])
 
 
 def run_worker(

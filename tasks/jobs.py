@@ -8,17 +8,23 @@ anything unexpected becomes an ``infra_error`` report, so a job never ends silen
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
 from celery import Task, shared_task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
-from bot import service
+from bot import service, sweep
+from tasks import builder
 from tasks.app import (
+    TASK_BISECT,
+    TASK_BISECTED,
+    TASK_BUILD,
     TASK_REPORT,
     TASK_RUN,
     TASK_STATUS,
+    TASK_SWEEP,
     TASK_SWEEP_DELIVERIES,
     TASK_TRIAGE,
     runtime,
@@ -62,12 +68,13 @@ def triage(
     requested_by: str = "",
     comment_id: int | None = None,
     delivery: str = "",
+    target: str = "",
 ) -> dict[str, Any]:
     svc = runtime(self.app).services
     try:
         return service.triage_issue(
             svc, repo, int(number), reason,
-            requested_by=requested_by, comment_id=comment_id, delivery=delivery,
+            requested_by=requested_by, comment_id=comment_id, delivery=delivery, target=target,
         )
     except SoftTimeLimitExceeded:
         # The same work would take as long again: report "our side failed", never retry.
@@ -78,6 +85,11 @@ def triage(
         raise _retry(self, e, f"triage {repo}#{number} (delivery {delivery}, {reason})") from e
 
 
+# A job for a build this worker does not have goes back to its queue this many times (with
+# back-off) before it is reported as an infrastructure error.
+BUILD_WAIT_RETRIES = 20
+
+
 @shared_task(name=TASK_RUN, bind=True)
 def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
     rt = runtime(self.app)
@@ -85,14 +97,32 @@ def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
     hostname = str(self.request.hostname or rt.hostname)
     timed_out = False
     try:
-        result = service.run_job(
-            job,
-            config=rt.config,
-            state=rt.state,
-            hostname=hostname,
-            cache_dir=rt.services.cache_dir,
-            notify=rt.enqueue,
-        )
+        with builder.use_for_job(rt.config, str(job.get("build") or "")) as build:
+            if self.request.retries:
+                with contextlib.suppress(Exception):  # best effort, as above
+                    rt.state.update_job(job_id, waiting="")
+            result = service.run_job(
+                job,
+                config=rt.config,
+                state=rt.state,
+                hostname=hostname,
+                cache_dir=rt.services.cache_dir,
+                notify=rt.enqueue,
+                python=build.python,
+                build=build,
+            )
+            result["build"] = build.to_json()
+    except builder.BuildError as e:
+        # This worker does not have the build (yet): the job waits in its queue.
+        if self.request.retries < BUILD_WAIT_RETRIES:
+            log.warning("run job %s waits for build %r: %s", job_id, job.get("build"), e)
+            with contextlib.suppress(Exception):  # the note on the dashboard is best effort
+                rt.state.update_job(job_id, status="queued",
+                                    waiting=f"waiting for build {job.get('build')!r}: {e}")
+            raise self.retry(countdown=min(30 * 2 ** self.request.retries, 600),
+                             max_retries=BUILD_WAIT_RETRIES) from e
+        result = {"job_id": job_id, "worker_name": hostname, "run": None, "environment": {},
+                  "infra_error": f"no worker has build {job.get('build')!r}: {e}"}
     except SoftTimeLimitExceeded:
         log.error("run job %s exceeded the task's time limit", job_id)
         result = {"job_id": job_id, "worker_name": hostname, "run": None, "environment": {},
@@ -119,6 +149,55 @@ def status(self: Task, job_id: str, worker_name: str = "") -> dict[str, Any]:
     except Exception as e:  # task boundary: a missed "running" note is not worth a retry storm
         log.exception("status of job %s failed: %s", job_id, e)
         return {"status": "failed", "job_id": job_id}
+
+
+@shared_task(name=TASK_BUILD, bind=True)
+def build_update(self: Task, names: list[str] | None = None) -> dict[str, Any]:
+    """``builds update NAME...`` on a build worker (trusted code only, no GitHub credentials)."""
+    rt = runtime(self.app)
+    out = builder.update_builds(rt.config, list(names or []))
+    for info in out.values():
+        # A source build that is ready: its open issues are re-tested there (once per commit;
+        # the sweep itself skips a commit it has seen).
+        if info.get("kind") == "source" and info.get("status") == "ready" and info.get("commit"):
+            rt.enqueue(TASK_SWEEP, [info], "triage")
+    return out
+
+
+@shared_task(name=TASK_SWEEP, bind=True)
+def sweep_new_main(self: Task, build: dict[str, Any]) -> dict[str, Any]:
+    svc = runtime(self.app).services
+    try:
+        return sweep.sweep_new_main(svc, build)
+    except Exception as e:  # task boundary
+        raise _retry(self, e, f"sweep of build {build.get('name')}@{build.get('commit')}") from e
+
+
+@shared_task(name=TASK_BISECT, bind=True)
+def bisect(self: Task, request: dict[str, Any]) -> dict[str, Any]:
+    """Bisect between two main builds on this run worker (builds + sandboxed runs)."""
+    from tasks.bisect import bisect_job
+
+    rt = runtime(self.app)
+    job_id = str(request.get("job_id", "?"))
+    try:
+        result = bisect_job(rt.config, request, state=rt.state,
+                            cache_dir=rt.services.cache_dir)
+    except Exception as e:  # task boundary: the failure is reported, never silence
+        log.exception("bisection %s failed", job_id)
+        result = {"job_id": job_id, "repo": request.get("repo"), "number": request.get("number"),
+                  "error": f"{type(e).__name__}: {e}"}
+    rt.enqueue(TASK_BISECTED, [result], "triage")
+    return {"job_id": job_id, "commit": result.get("commit", "")}
+
+
+@shared_task(name=TASK_BISECTED, bind=True)
+def bisected(self: Task, result: dict[str, Any]) -> dict[str, Any]:
+    svc = runtime(self.app).services
+    try:
+        return sweep.report_bisect(svc, result)
+    except Exception as e:  # task boundary
+        raise _retry(self, e, f"bisection report {result.get('job_id', '?')}") from e
 
 
 @shared_task(name=TASK_REPORT, bind=True)

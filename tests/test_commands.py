@@ -91,3 +91,47 @@ def test_mention_of_this_bot_fires_and_of_another_does_not() -> None:
 def test_none_and_non_text_bodies() -> None:
     assert parse_commands(None) == []  # type: ignore[arg-type]
     assert parse_commands("\n\n\n") == []
+
+
+# (comment body, expected target: "" default | "all" | build name)
+TARGET_TABLE: list[tuple[str, str]] = [
+    ("/retest", ""),
+    ("/retest all", "all"),
+    ("/retest ALL", "all"),
+    ("/retest all.", "all"),
+    ("/retest 0.26.0", "0.26.0"),
+    ("/retest v0.26.0", "0.26.0"),
+    ("/retest 0.27.0.post1", "0.27.0.post1"),
+    ("/retest 0.27.0rc0", "0.27.0rc0"),
+    ("/retest main", "main"),
+    ("/retest main-cuda", "main-cuda"),
+    ("/retest `0.26.0`", "0.26.0"),
+    ("@reprobot /retest all", "all"),
+    # default build: other words are not targets
+    ("/retest please", ""),
+    ("/retest please all", ""),
+    ("/retest allow", ""),
+    ("/retest 26", ""),
+    ("/retest mainly", ""),
+    ("/retest http://x/0.26.0", ""),
+    ("/retest ../0.26.0", ""),
+]
+
+
+@pytest.mark.parametrize("body,target", TARGET_TABLE, ids=[b for b, _ in TARGET_TABLE])
+def test_retest_target_table(body: str, target: str) -> None:
+    from bot.commands import RetestTarget, retest_target
+
+    cmds = parse_commands(body, bot_login="reprobot")
+    assert cmds, body
+    got = retest_target(cmds[0])
+    assert got.to_arg() == target
+    assert RetestTarget.from_arg(got.to_arg()) == got
+
+
+@pytest.mark.parametrize("body", [
+    "```\n/retest all\n```", "> /retest 0.26.0", "`/retest all`", "- /retest all",
+    "please /retest all", "<!-- /retest all -->",
+])
+def test_retest_with_target_does_not_fire_where_retest_does_not(body: str) -> None:
+    assert parse_commands(body) == []

@@ -97,3 +97,22 @@ def test_parse_size(text: str, value: int):
 def test_parse_size_rejects_garbage():
     with pytest.raises(ConfigError):
         parse_size("lots")
+
+
+def test_retest_and_bisect_sections(tmp_path) -> None:
+    from bot.config import load_config
+    from bot.errors import ConfigError
+
+    p = tmp_path / "r.yml"
+    cfg = load_config(None, {})
+    assert cfg.retest.verdicts == ("reproduced", "different-failure")
+    assert cfg.retest.per_hour == 200 and cfg.bisect.max_steps == 8
+    p.write_text("retest:\n  verdicts: [reproduced]\n  per_hour: 5\nbisect:\n  max_steps: 3\n")
+    cfg = load_config(p, {})
+    assert cfg.retest.verdicts == ("reproduced",) and cfg.retest.per_hour == 5
+    assert cfg.bisect.max_steps == 3
+    for bad in ("retest:\n  verdicts: [fixed]\n", "bisect:\n  max_steps: 0\n",
+                "retest:\n  per_hour: -1\n", "retest:\n  cap: 3\n"):
+        p.write_text(bad)
+        with pytest.raises(ConfigError):
+            load_config(p, {})

@@ -68,11 +68,18 @@ def test_edited_body_triages_but_label_edit_does_not():
 
 @pytest.mark.parametrize(
     ("action", "why"),
-    [("closed", "issues.closed"), ("assigned", "issues.assigned"), ("deleted", "issues.deleted")],
+    [("assigned", "issues.assigned"), ("deleted", "issues.deleted")],
 )
 def test_other_issue_actions_ignored(action: str, why: str):
     d = route("issues", issues_event(action), CFG)
     assert d.action == IGNORE and why in d.reason
+
+
+def test_closed_leaves_the_retest_set_through_the_triage_task():
+    d = route("issues", issues_event("closed", issue(state="closed")), CFG)
+    assert d.action == TRIAGE and d.task == {"repo": REPO, "number": 7, "reason": "closed"}
+    d = route("issues", issues_event("closed", issue(title="Question", state="closed")), CFG)
+    assert d.action == IGNORE
 
 
 def test_labeled_with_a_selecting_label_triages():
@@ -171,3 +178,13 @@ def test_comment_edits_and_pr_comments_ignored():
 def test_is_bot_comment_plain_user():
     assert not is_bot_comment({"user": user("alice"), "body": "hi"}, "reprobot-ci")
     assert not is_bot_comment({"user": user("alice"), "body": "hi"}, "")
+
+
+@pytest.mark.parametrize("body,target", [
+    ("/retest all", "all"), ("/retest 0.26.0", "0.26.0"), ("/retest v0.25", "0.25"),
+    ("/retest please", None), ("/retest", None),
+])
+def test_retest_target_goes_to_the_task(body: str, target: str | None):
+    d = route("issue_comment", comment_event(body, author="carol"), CFG)
+    assert d.action == TRIAGE
+    assert d.task.get("target") == target

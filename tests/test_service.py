@@ -105,7 +105,8 @@ def test_queued_run_report_once(svc, fake_github: FakeGitHub):
     ((request,), q) = queue.take("reprobot.run")[0]
     assert q == "cpu"
     # The run worker gets the script and nothing of the issue or GitHub.
-    assert set(request) == {"job_id", "repo", "number", "script", "args", "needs", "gpu"}
+    assert set(request) == {"job_id", "repo", "number", "script", "args", "needs", "gpu",
+                            "build", "slot", "force"}
 
     result = run(s, request, notify=queue)
     (job_id, worker), _ = queue.take("reprobot.status")[0]

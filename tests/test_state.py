@@ -90,7 +90,7 @@ def test_heartbeats_expire(state: State):
 def test_queue_lengths_read_the_broker_lists(state: State):
     state.r.lpush("cpu", "m1", "m2")
     state.r.lpush("triage\x06\x163", "m3")
-    assert state.queue_lengths() == {"triage": 1, "cpu": 2, "gpu": 0}
+    assert state.queue_lengths() == {"triage": 1, "cpu": 2, "gpu": 0, "build": 0}
 
 
 def test_unreachable_redis_is_a_clear_error(redis_factory):
@@ -102,3 +102,48 @@ def test_unreachable_redis_is_a_clear_error(redis_factory):
         st.ping()
     with pytest.raises(StateUnavailable):
         st.first_delivery("d", "sha")
+
+
+# -- results over builds -------------------------------------------------------------------
+def test_result_cache_is_keyed_by_script_build_commit_and_worker_kind(state: State):
+    assert state.cached_result("s1", "main", "c1", "cpu") is None
+    assert state.store_result("s1", "main", "c1", "cpu", {"run": {"seconds": 1.5}}) == 1
+    assert state.cached_result("s1", "main", "c1", "cpu") == {"run": {"seconds": 1.5}}
+    for other in (("s2", "main", "c1", "cpu"), ("s1", "0.26.0", "c1", "cpu"),
+                  ("s1", "main", "c2", "cpu"), ("s1", "main", "c1", "gpu")):
+        assert state.cached_result(*other) is None, other
+    assert state.cached_result("", "main", "c1", "cpu") is None  # no script: never cached
+    assert state.store_result("s1", "main", "c1", "cpu", {"run": {"seconds": 2.0}}) == 2
+    assert state.cached_result("s1", "main", "c1", "cpu") == {"run": {"seconds": 2.0}}
+    assert state.result_runs("s1", "main", "c1", "cpu") == 2
+
+
+def test_result_cache_survives_a_new_client(state: State, redis_url: str):
+    state.store_result("s1", "main", "c1", "cpu", {"run": None, "environment": {"a": "b"}})
+    again = State(connect(redis_url), "t:")  # a restarted worker
+    assert again.cached_result("s1", "main", "c1", "cpu") == {"run": None,
+                                                              "environment": {"a": "b"}}
+
+
+def test_retest_set_main_and_matrix(state: State):
+    state.track(REPO, 1)
+    state.track(REPO, 2)
+    state.track(REPO, 1)
+    assert state.tracked() == [(REPO, 1), (REPO, 2)]
+    assert state.untrack(REPO, 1) and not state.untrack(REPO, 1)
+    assert state.tracked() == [(REPO, 2)]
+    assert state.main(REPO, 2) is None
+    state.set_main(REPO, 2, {"commit": "c1", "verdict": "reproduced"})
+    assert state.main(REPO, 2) == {"commit": "c1", "verdict": "reproduced"}
+    state.set_matrix_row(REPO, 2, "0.26.0", {"outcome": "passed"})
+    state.set_matrix_row(REPO, 2, "main", {"outcome": "crash"})
+    assert state.matrix(REPO, 2) == {"0.26.0": {"outcome": "passed"}, "main": {"outcome": "crash"}}
+
+
+def test_sweep_once_per_build_and_hourly_cap(state: State):
+    assert state.start_sweep("main", "c1")
+    assert not state.start_sweep("main", "c1")
+    assert state.start_sweep("main", "c2")
+    assert [state.take_retest_slot(7, 2) for _ in range(4)] == [True, True, False, False]
+    assert state.take_retest_slot(8, 2)
+    assert state.take_retest_slot(7, 0)  # 0 = no cap

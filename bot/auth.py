@@ -166,6 +166,7 @@ class AuthMiddleware:
         self.mode = mode
         self.dash = config.dashboard
         self.key = session_key(config)
+        self.public = PUBLIC_PATHS | ({"/metrics"} if self.dash.metrics_public else set())
 
     def user(self, scope: Scope) -> str | None:
         session = _cookies(scope).get(SESSION_COOKIE)
@@ -186,7 +187,7 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         path = str(scope.get("path", ""))
-        if path in PUBLIC_PATHS or path.startswith(AUTH_PREFIX):
+        if path in self.public or path.startswith(AUTH_PREFIX):
             await self.app(scope, receive, send)
             return
         login = self.user(scope)

@@ -100,6 +100,9 @@ class DashboardConfig:
     public_url: str = ""
     session_secret: str = ""  # REPROBOT_SESSION_SECRET; default: derived from the webhook secret
     session_ttl_s: int = 12 * 3600
+    # /metrics without a login (for a Prometheus that cannot send the token); default: behind
+    # the same login as the dashboard (token mode: ``Authorization: Bearer <token>``).
+    metrics_public: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import socket
 import uuid
 from typing import Any
@@ -28,6 +29,8 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.state import DELIVERY_TTL_S
+
+log = logging.getLogger("reprobot.intake")
 
 TRIAGE_QUEUE = "triage"
 
@@ -124,6 +127,16 @@ class Intake:
             raise IntakeUnavailable(str(e) or type(e).__name__) from e
         # Any other RedisError (a script error) is the caller's 500: nothing was recorded.
         return bool(done)
+
+    async def count(self, name: str, increments: dict[str, float]) -> None:
+        """Add to the ``metrics:<name>`` counters (/metrics); best effort, never raises."""
+        try:
+            pipe = self.r.pipeline(transaction=False)
+            for field, value in increments.items():
+                pipe.hincrbyfloat(f"{self.prefix}metrics:{name}", field, value)
+            await pipe.execute()
+        except (RedisError, OSError) as e:
+            log.debug("metrics not counted: %s", e)
 
     async def ping(self) -> None:
         try:

@@ -46,6 +46,8 @@ from typing import Any
 
 import redis
 
+from bot.metrics import run_increments
+
 QUEUES = ("triage", "cpu", "gpu", "build")
 DELIVERY_TTL_S = 7 * 24 * 3600
 JOB_TTL_S = 14 * 24 * 3600
@@ -165,6 +167,7 @@ class State:
         pipe = self.r.pipeline()
         pipe.set(self._k("job", job_id), json.dumps(record), ex=JOB_TTL_S)
         pipe.set(self._issue(repo, number, "job"), job_id)
+        pipe.srem(self._k("closed"), issue_ref(repo, number))  # reopened: on the dashboard again
         pipe.execute()
 
     def new_side_job(self, job_id: str, record: dict[str, Any]) -> None:
@@ -236,6 +239,8 @@ class State:
         pipe.lpush(hist, data)
         pipe.ltrim(hist, 0, max(self.history_len, 1) - 1)
         pipe.zadd(self._k("issues"), {issue_ref(repo, number): time.time()})
+        for f, v in run_increments(result).items():  # /metrics: counted with the write
+            pipe.hincrbyfloat(self._k("metrics", "runs"), f, v)
         pipe.execute()
         return True
 
@@ -323,7 +328,15 @@ class State:
         self.r.sadd(self._k("retest"), issue_ref(repo, number))
 
     def untrack(self, repo: str, number: int) -> bool:
-        return bool(self.r.srem(self._k("retest"), issue_ref(repo, number)))
+        """The issue was closed: out of the re-test set and off the dashboard's open issues."""
+        pipe = self.r.pipeline()
+        pipe.srem(self._k("retest"), issue_ref(repo, number))
+        pipe.sadd(self._k("closed"), issue_ref(repo, number))
+        return bool(pipe.execute()[0])
+
+    def closed(self) -> set[str]:
+        """Issues closed on GitHub (``owner/name#N``) since their last triage."""
+        return {str(x) for x in self.r.smembers(self._k("closed"))}
 
     def tracked(self) -> list[tuple[str, int]]:
         out = []
@@ -379,3 +392,27 @@ class State:
                 total += int(n)
             out[q] = total
         return out
+
+    def queue_depths(self) -> dict[str, dict[str, int]]:
+        """Per queue: messages waiting (``total``) and of those the low-priority ones (``low``:
+        re-test sweeps and bisections, sent at priority 9)."""
+        out: dict[str, dict[str, int]] = {}
+        pipe = self.r.pipeline()
+        for q in QUEUES:
+            for key in [q, *(f"{q}\x06\x16{p}" for p in range(10))]:
+                pipe.llen(key)
+        counts = [int(n) for n in pipe.execute()]
+        for i, q in enumerate(QUEUES):
+            mine = counts[i * 11:(i + 1) * 11]
+            out[q] = {"total": sum(mine), "low": mine[10]}
+        return out
+
+    # -- /metrics ----------------------------------------------------------------------------
+    def metric_counts(self) -> dict[str, dict[str, float]]:
+        """The counters /metrics reads (``webhook`` is written by the receiver, ``bot.intake``)."""
+        pipe = self.r.pipeline()
+        pipe.hgetall(self._k("metrics", "webhook"))
+        pipe.hgetall(self._k("metrics", "runs"))
+        web, runs = pipe.execute()
+        return {"webhook": {str(k): float(v) for k, v in web.items()},
+                "runs": {str(k): float(v) for k, v in runs.items()}}

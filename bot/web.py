@@ -5,7 +5,9 @@
   (``bot.events``) and, for a triage, record-and-enqueue in one Redis script (``bot.intake``).
   It never runs a script, never calls GitHub and never leaves the event loop.
 - ``GET /healthz``   200 when Redis answers, else 503.
-- ``GET /``          dashboard (server-rendered HTML): queues, workers, latest result per issue.
+- ``GET /``          dashboard (``bot.dashboard`` decides, ``bot.pages`` renders): the grid of open
+  issues over builds, views, filters, queues, workers, builds; ``/issues/O/N/NUM`` one issue,
+  ``/issues/O/N/NUM/run?build=..`` one run's output; ``GET /metrics`` Prometheus text.
 - ``GET /api/status``  the same as JSON; ``GET /api/issues/{owner}/{name}/{number}`` one issue's
   latest result and history.
 - Everything but ``/webhook`` and ``/healthz`` is behind the optional login of ``bot.auth``.
@@ -22,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import html
 import json
 import logging
 import time
@@ -32,10 +33,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.requests import ClientDisconnect
 
+from bot import dashboard as dash
+from bot import pages
 from bot.auth import check_exposure, install_auth
 from bot.config import Config, require_github
 from bot.events import IGNORE, PING, route
 from bot.intake import Intake, IntakeUnavailable, connect_async
+from bot.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from bot.metrics import delivery_increments, exposition
 from bot.state import State, connect
 
 log = logging.getLogger("reprobot.web")
@@ -207,8 +212,20 @@ def create_app(
         return _json(202, status="queued", reason=decision.reason, delivery=delivery,
                      issue=f"{task.get('repo')}#{task.get('number')}")
 
+    pending: set[asyncio.Task[None]] = set()
+
+    async def timed_webhook(request: Request) -> Response:
+        """The webhook, counted for /metrics (status, time to answer) after it answered."""
+        start = time.perf_counter()
+        response = await webhook(request)
+        incs = delivery_increments(response.status_code, time.perf_counter() - start)
+        task = asyncio.get_running_loop().create_task(intake().count("webhook", incs))
+        pending.add(task)  # keep a reference until it is done
+        task.add_done_callback(pending.discard)
+        return response
+
     # A plain Starlette route: no FastAPI parameter handling on the hot path.
-    app.router.add_route("/webhook", webhook, methods=["POST"])
+    app.router.add_route("/webhook", timed_webhook, methods=["POST"])
 
     @app.get("/healthz")
     async def healthz() -> Response:
@@ -241,16 +258,149 @@ def create_app(
             job = {k: v for k, v in job.items() if k not in ("issue",)}
         return _json(200, latest=latest, history=hist, job=job)
 
+    def unreachable(e: Exception) -> Response:
+        return HTMLResponse(pages.error_page(f"State store (Redis) unreachable: {e}"),
+                            status_code=503)
+
     @app.get("/", response_class=HTMLResponse)
-    def dashboard() -> Response:
+    def dashboard(request: Request) -> Response:
+        filters = dash.Filters.from_query(dict(request.query_params))
         try:
             snap = status_snapshot(the_state)
+            issues = gather_issues(the_state)
+            depths = the_state.queue_depths()
+            sweep = sweep_snapshot(the_state, snap["builds"], config.retest.verdicts,
+                                   sum(d["low"] for d in depths.values()))
+        except Exception as e:  # noqa: BLE001 - Redis errors of any kind -> 503
+            return unreachable(e)
+        grid = dash.build_grid(issues, snap["builds"], filters)
+        return HTMLResponse(pages.render_home(grid, dash.queue_rows(depths), sweep,
+                                              snap["workers"], snap["builds"], snap["time"]))
+
+    @app.get("/issues/{owner}/{name}/{number}", response_class=HTMLResponse)
+    def issue_page(owner: str, name: str, number: int) -> Response:
+        repo = f"{owner}/{name}"
+        try:
+            issue = gather_issue(the_state, repo, number, history=True)
+            plan = issue_plan(the_state, repo, number, issue)
         except Exception as e:  # noqa: BLE001
-            return HTMLResponse(_page("<p class=err>State store (Redis) unreachable: "
-                                      f"{html.escape(str(e))}</p>"), status_code=503)
-        return HTMLResponse(render_dashboard(snap))
+            return unreachable(e)
+        if not issue.get("latest") and not issue.get("main"):
+            return HTMLResponse(pages.error_page(f"no result for {repo}#{number}"),
+                                status_code=404)
+        runs = dash.issue_runs(issue, _kinds(the_state))
+        script = str(((plan or {}).get("repro") or {}).get("script") or "")
+        comment = str((issue.get("main") or {}).get("comment") or "")
+        return HTMLResponse(pages.render_issue(issue, runs, script, comment))
+
+    @app.get("/issues/{owner}/{name}/{number}/run", response_class=HTMLResponse)
+    def run_page(owner: str, name: str, number: int, build: str = "", commit: str = "",
+                 version: str = "") -> Response:
+        repo = f"{owner}/{name}"
+        try:
+            issue = gather_issue(the_state, repo, number, history=True)
+            plan = issue_plan(the_state, repo, number, issue)
+            runs = dash.issue_runs(issue, _kinds(the_state))
+            run = dash.find_run(runs, build, commit, version)
+            result = run_output(the_state, plan, run)
+        except Exception as e:  # noqa: BLE001
+            return unreachable(e)
+        status = 200 if run is not None else 404
+        return HTMLResponse(pages.render_run(issue, run, result, issue.get("latest")),
+                            status_code=status)
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        try:
+            snap = metrics_snapshot(the_state)
+        except Exception as e:  # noqa: BLE001
+            return Response(f"# state store (Redis) unreachable: {e}\n", status_code=503,
+                            media_type="text/plain")
+        return Response(exposition(snap, time.time()), media_type=METRICS_CONTENT_TYPE)
 
     return app
+
+
+# -- reading the dashboard's data from Redis (no policy here: bot.dashboard decides) ------------
+def gather_issue(state: State, repo: str, number: int, *, history: bool = True,
+                 closed: set[str] | None = None) -> dict[str, Any]:
+    latest = state.latest(repo, number)
+    ref = f"{repo}#{number}"
+    return {
+        "repo": repo, "number": number,
+        "title": (latest or {}).get("title", ""), "url": (latest or {}).get("url", ""),
+        "latest": latest,
+        "history": state.history(repo, number) if history else [],
+        "matrix": state.matrix(repo, number),
+        "main": state.main(repo, number),
+        "bisect": state.bisect(repo, number),
+        "closed": ref in (state.closed() if closed is None else closed),
+    }
+
+
+def gather_issues(state: State, limit: int = 200) -> list[dict[str, Any]]:
+    """The most recently updated issues (newest first), as ``bot.dashboard`` takes them."""
+    closed = state.closed()
+    out = []
+    for ref, _ in state.recent_issues(limit):
+        repo, _, num = ref.rpartition("#")
+        if repo and num.isdigit():
+            out.append(gather_issue(state, repo, int(num), closed=closed))
+    return out
+
+
+def issue_plan(state: State, repo: str, number: int, issue: dict[str, Any]
+               ) -> dict[str, Any] | None:
+    """The issue's plan (its script): from its latest main result, else its newest job."""
+    main = issue.get("main") or {}
+    if main.get("plan"):
+        return dict(main["plan"])
+    job_id = state.current_job(repo, number)
+    job = state.job(job_id) if job_id else None
+    return dict(job["plan"]) if job and job.get("plan") else None
+
+
+def run_output(state: State, plan: dict[str, Any] | None, run: dash.Run | None
+               ) -> dict[str, Any] | None:
+    """The stored run (``bot.state`` result cache) behind one cell of the grid."""
+    from bot.builds import BuildInfo
+    from bot.service import cache_key
+
+    if run is None or not plan:
+        return None
+    repro = plan.get("repro") or {}
+    build = BuildInfo(name=run.build, kind=run.kind, version=run.version, commit=run.commit)
+    kinds = ["gpu", "cpu"] if plan.get("worker") == "gpu" else ["cpu", "gpu"]
+    for gpu in kinds:
+        key = cache_key({"script": repro.get("script") or "", "args": repro.get("args") or [],
+                         "gpu": gpu == "gpu"}, build)
+        if key is None:
+            return None
+        hit = state.cached_result(*key)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _kinds(state: State) -> dict[str, str]:
+    return {str(b.get("name")): str(b.get("kind")) for b in builds_snapshot(state.workers())
+            if b.get("kind") in ("release", "source")}
+
+
+def sweep_snapshot(state: State, builds: list[dict[str, Any]], verdicts: tuple[str, ...],
+                   low_waiting: int) -> dash.SweepProgress | None:
+    current = dash.current_main(builds)
+    if current is None:
+        return None
+    mains = {f"{r}#{n}": state.main(r, n) for r, n in state.tracked()}
+    return dash.sweep_progress(mains, str(current.get("commit") or ""), verdicts, low_waiting)
+
+
+def metrics_snapshot(state: State) -> dict[str, Any]:
+    counts = state.metric_counts()
+    workers = state.workers()
+    return {**counts, "queues": state.queue_depths(), "builds": builds_snapshot(workers),
+            "workers": len(workers)}
 
 
 def status_snapshot(state: State, *, limit: int = 100) -> dict[str, Any]:
@@ -306,106 +456,6 @@ def builds_snapshot(workers: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if b.get("python"):
                 entry["workers"].append(str(w.get("name", "")))
     return list(seen.values())
-
-
-_CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:4px 8px;
-text-align:left;font-size:14px}th{background:#f4f4f4}.err{color:#b00}code{font-size:13px}"""
-
-
-def _page(inner: str) -> str:
-    return (f"<!doctype html><html><head><meta charset=utf-8><title>reprobot</title>"
-            f"<meta http-equiv=refresh content=30><style>{_CSS}</style></head>"
-            f"<body><h1>reprobot</h1>{inner}</body></html>")
-
-
-def _age(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s} s" if s < 120 else f"{s // 60} min" if s < 7200 else f"{s // 3600} h"
-
-
-def _builds_html(builds: list[dict[str, Any]]) -> list[str]:
-    e = html.escape
-    parts = ["<h2>TVM builds</h2>"]
-    if not builds:
-        return parts + ["<p>No worker reports a TVM build.</p>"]
-    parts.append("<table><tr><th>build</th><th>kind</th><th>status</th><th>TVM</th>"
-                 "<th>commit</th><th>built</th><th>workers</th><th>error</th></tr>")
-    for b in builds:
-        err = str(b.get("error") or "")
-        parts.append(
-            f"<tr><td>{e(str(b.get('name', '')))}</td><td>{e(str(b.get('kind', '')))}</td>"
-            f"<td>{e(str(b.get('status', '')))}</td><td>{e(str(b.get('version', '')))}</td>"
-            f"<td><code>{e(str(b.get('commit', ''))[:12])}</code></td>"
-            f"<td>{e(str(b.get('built_at', '')))}</td>"
-            f"<td>{e(', '.join(b.get('workers') or []) or 'none')}</td>"
-            f"<td>{'<pre>' + e(err[-2000:]) + '</pre>' if err else ''}</td></tr>")
-    parts.append("</table>")
-    return parts
-
-
-def render_dashboard(snap: dict[str, Any]) -> str:
-    e = html.escape
-    q = snap["queues"]
-    parts = ["<h2>Queues</h2><table><tr><th>queue</th><th>waiting</th></tr>"]
-    parts += [f"<tr><td>{e(name)}</td><td>{n}</td></tr>" for name, n in q.items()]
-    parts.append("</table><h2>Workers</h2>")
-    if snap["workers"]:
-        parts.append("<table><tr><th>worker</th><th>queues</th><th>heartbeat</th>"
-                     "<th>TVM</th><th>commit</th><th>GPU</th></tr>")
-        for w in snap["workers"]:
-            parts.append(
-                f"<tr><td>{e(str(w['name']))}</td><td>{e(', '.join(w['queues']))}</td>"
-                f"<td>{_age(w['heartbeat_age_s'])} ago</td><td>{e(str(w['tvm_version']))}</td>"
-                f"<td><code>{e(str(w['tvm_commit'])[:12])}</code></td>"
-                f"<td>{e(str(w['gpu']) or '-')}</td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>No worker has sent a heartbeat in the last minute.</p>")
-    parts += _builds_html(snap.get("builds") or [])
-    parts.append("<h2>Issues</h2>")
-    if snap["results"]:
-        # At a glance: how the recent issues came out.
-        counts: dict[str, int] = {}
-        for r in snap["results"]:
-            latest = r["latest"] or {}
-            if latest:
-                key = f"{latest.get('verdict', '')} / {latest.get('outcome', '')}"
-                counts[key] = counts.get(key, 0) + 1
-        if counts:
-            parts.append("<table><tr><th>verdict / outcome</th><th>issues</th></tr>")
-            parts += [f"<tr><td>{e(k)}</td><td>{n}</td></tr>"
-                      for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-            parts.append("</table>")
-        parts.append("<table><tr><th>issue</th><th>title</th><th>outcome</th><th>verdict</th>"
-                     "<th>labels</th><th>TVM</th><th>state</th><th>updated</th><th>data</th></tr>")
-        now = snap["time"]
-        for r in snap["results"]:
-            latest = r["latest"] or {}
-            url = str(r["url"] or "")
-            link = (f"<a href=\"{e(url)}\">{e(r['issue'])}</a>" if url.startswith("http")
-                    else e(r["issue"]))
-            comment = latest.get("comment_id")
-            outcome = e(str(latest.get("outcome", "")))
-            if comment and url.startswith("http"):
-                outcome = f"<a href=\"{e(url)}#issuecomment-{e(str(comment))}\">{outcome}</a>"
-            state = r["status"]
-            if r.get("waiting"):
-                state = f"{state}: {r['waiting']}"
-            if r["pending_worker"]:
-                state = f"{state} ({r['pending_worker']})"
-            owner_name = e(r["repo"])
-            parts.append(
-                f"<tr><td>{link}</td><td>{e(str(r['title'])[:80])}</td><td>{outcome}</td>"
-                f"<td>{e(str(latest.get('verdict', '')))}</td>"
-                f"<td>{e(', '.join(latest.get('labels', [])))}</td>"
-                f"<td>{e(str(latest.get('tvm_version', '')))}</td><td>{e(state)}</td>"
-                f"<td>{_age(now - r['updated'])} ago</td>"
-                f"<td><a href=\"/api/issues/{owner_name}/{r['number']}\">json</a></td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>No issue triaged yet.</p>")
-    return _page("".join(parts))
 
 
 def serve(config: Config, host: str, port: int) -> None:

@@ -211,7 +211,9 @@ def test_dashboard_and_status_api(client: TestClient, redis_url: str):
     assert "internal-error" in html and "reproduced" in html
     assert f"https://github.com/{REPO}/issues/12#issuecomment-77" in html
     assert "<script>x</script>" not in html and "&lt;script&gt;" in html
-    assert "<td>reproduced / internal-error</td><td>1</td>" in html  # the at-a-glance counts
+    # the at-a-glance counts (the filter choices) and the grid's cell linking to the run
+    assert ">internal-error (1)</option>" in html and ">reproduced (1)</option>" in html
+    assert f'href="/issues/{REPO}/12/run?build=&amp;commit=&amp;version=0.27.0"' in html
 
     one = client.get(f"/api/issues/{REPO}/12").json()
     assert one["latest"]["verdict"] == "reproduced" and len(one["history"]) == 1

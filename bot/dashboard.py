@@ -19,7 +19,7 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.builds import version_key
@@ -102,7 +102,15 @@ class Run:
 
     @property
     def column(self) -> Column:
-        return Column(self.build, self.kind, self.commit, self.version, self.built_at)
+        return Column(self.build, self.kind, self.commit, self.version, self.when)
+
+    @property
+    def when(self) -> str:
+        """When the build was made, else when this run finished (ISO-8601 UTC): what orders
+        a source build's commits."""
+        if self.built_at or self.finished is None:
+            return self.built_at
+        return datetime.fromtimestamp(self.finished, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     @property
     def state(self) -> str:
@@ -213,10 +221,19 @@ def _kind(build: str, given: Any, kinds: Mapping[str, str]) -> str:
     return "source" if build == MAIN else "release"
 
 
-def issue_runs(issue: Mapping[str, Any], kinds: Mapping[str, str] | None = None) -> list[Run]:
+def issue_runs(issue: Mapping[str, Any], kinds: Mapping[str, str] | None = None,
+               built: Mapping[tuple[str, str], str] | None = None) -> list[Run]:
     """Every run of the issue's script we know of, newest first (one entry per build column
-    is the newest; older runs of the same column follow)."""
+    is the newest; older runs of the same column follow).
+
+    ``kinds``: build name -> release | source; ``built``: (build, commit) -> built_at, both
+    from the workers' heartbeats (the recorded rows do not all carry them).
+    """
     kinds = dict(kinds or {})
+    built = dict(built or {})
+    for row in [*(issue.get("matrix") or {}).values(), issue.get("main") or {}]:
+        if row.get("build") and row.get("commit") and row.get("built_at"):
+            built.setdefault((str(row["build"]), str(row["commit"])), str(row["built_at"]))
     for row in (issue.get("matrix") or {}).values():  # stored rows know their kind
         if row.get("build") and row.get("kind"):
             kinds.setdefault(str(row["build"]), str(row["kind"]))
@@ -228,12 +245,13 @@ def issue_runs(issue: Mapping[str, Any], kinds: Mapping[str, str] | None = None)
     def add(d: Mapping[str, Any], finished: Any = None, reason: str = "",
             commit_key: str = "commit", version_key_: str = "version") -> None:
         build = str(d.get("build") or "")
+        commit = str(d.get(commit_key) or d.get("commit") or "")
         runs.append(Run(
-            build=build, kind=_kind(build, d.get("kind"), kinds),
-            commit=str(d.get(commit_key) or d.get("commit") or ""),
+            build=build, kind=_kind(build, d.get("kind"), kinds), commit=commit,
             version=str(d.get(version_key_) or d.get("version") or ""),
             outcome=str(d.get("outcome") or ""), verdict=str(d.get("verdict") or ""),
-            seconds=_secs(d.get("seconds")), built_at=str(d.get("built_at") or ""),
+            seconds=_secs(d.get("seconds")),
+            built_at=str(d.get("built_at") or built.get((build, commit), "")),
             finished=_secs(finished), reason=reason))
 
     for rec in issue.get("history") or []:
@@ -265,7 +283,7 @@ def _main_runs(runs: Sequence[Run]) -> list[Run]:
     for r in runs:
         if r.build == MAIN and r.kind == "source":
             seen.setdefault(r.commit, r)
-    return sorted(seen.values(), key=lambda r: (r.built_at, r.finished or 0), reverse=True)
+    return sorted(seen.values(), key=lambda r: (r.when, r.finished or 0), reverse=True)
 
 
 def issue_views(issue: Mapping[str, Any], runs: Sequence[Run]) -> frozenset[str]:
@@ -305,7 +323,7 @@ def order_columns(cols: Iterable[Column]) -> list[Column]:
     uniq: dict[tuple[str, str], Column] = {}
     for c in cols:
         have = uniq.get(c.key)
-        if have is None or (not have.built_at and c.built_at):
+        if have is None or (c.built_at and (not have.built_at or c.built_at < have.built_at)):
             uniq[c.key] = c
 
     def key(c: Column) -> tuple[Any, ...]:
@@ -343,6 +361,8 @@ def build_grid(issues: Sequence[Mapping[str, Any]], builds: Sequence[Mapping[str
     filters = filters or Filters()
     kinds = {str(b.get("name")): str(b.get("kind")) for b in builds
              if b.get("name") and b.get("kind") in ("release", "source")}
+    built = {(str(b.get("name")), str(b.get("commit"))): str(b.get("built_at"))
+             for b in builds if b.get("name") and b.get("commit") and b.get("built_at")}
     rows: list[Row] = []
     cols: list[Column] = []
     for issue in issues:
@@ -352,7 +372,7 @@ def build_grid(issues: Sequence[Mapping[str, Any]], builds: Sequence[Mapping[str
         if not latest:
             continue  # not triaged yet
         repo, number = str(issue.get("repo") or ""), int(issue.get("number") or 0)
-        runs = issue_runs(issue, kinds)
+        runs = issue_runs(issue, kinds, built)
         cells: dict[tuple[str, str], Cell] = {}
         for key, run in latest_per_column(runs).items():
             col = run.column

@@ -288,7 +288,7 @@ def create_app(
         if not issue.get("latest") and not issue.get("main"):
             return HTMLResponse(pages.error_page(f"no result for {repo}#{number}"),
                                 status_code=404)
-        runs = dash.issue_runs(issue, _kinds(the_state))
+        runs = dash.issue_runs(issue, *_kinds(the_state))
         script = str(((plan or {}).get("repro") or {}).get("script") or "")
         comment = str((issue.get("main") or {}).get("comment") or "")
         return HTMLResponse(pages.render_issue(issue, runs, script, comment))
@@ -300,7 +300,7 @@ def create_app(
         try:
             issue = gather_issue(the_state, repo, number, history=True)
             plan = issue_plan(the_state, repo, number, issue)
-            runs = dash.issue_runs(issue, _kinds(the_state))
+            runs = dash.issue_runs(issue, *_kinds(the_state))
             run = dash.find_run(runs, build, commit, version)
             result = run_output(the_state, plan, run)
         except Exception as e:  # noqa: BLE001
@@ -382,9 +382,14 @@ def run_output(state: State, plan: dict[str, Any] | None, run: dash.Run | None
     return None
 
 
-def _kinds(state: State) -> dict[str, str]:
-    return {str(b.get("name")): str(b.get("kind")) for b in builds_snapshot(state.workers())
-            if b.get("kind") in ("release", "source")}
+def _kinds(state: State) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    """What the workers say of their builds: name -> kind, (name, commit) -> built_at."""
+    builds = builds_snapshot(state.workers())
+    kinds = {str(b.get("name")): str(b.get("kind")) for b in builds
+             if b.get("kind") in ("release", "source")}
+    built = {(str(b.get("name")), str(b.get("commit"))): str(b.get("built_at"))
+             for b in builds if b.get("commit") and b.get("built_at")}
+    return kinds, built
 
 
 def sweep_snapshot(state: State, builds: list[dict[str, Any]], verdicts: tuple[str, ...],

@@ -34,7 +34,15 @@ pytestmark = [
 
 MAIN_OLD = "a" * 40
 MAIN_NEW = "b" * 40
-BUILT_OLD, BUILT_NEW = "2026-11-29T10:00:00Z", "2026-11-30T05:00:00Z"
+
+
+def iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+# main@aaaa was built two hours ago and ran an hour ago; main@bbbb was built half an hour ago.
+NOW = time.time()
+BUILT_OLD, BUILT_NEW = iso(NOW - 7200), iso(NOW - 1800)
 
 
 @pytest.fixture
@@ -112,7 +120,8 @@ def _seed(svc: Service) -> None:
                 "url": f"https://github.com/{REPO}/issues/{number}", "outcome": outcome,
                 "verdict": verdict, "labels": labels, "build": build.name,
                 "tvm_commit": build.commit, "tvm_version": build.version, "seconds": 1.5,
-                "finished": time.time(), "repro_sha256": key[0], "worker": "cpu"})
+                "finished": time.time() - (3600 if build.commit == MAIN_OLD else 0),
+                "repro_sha256": key[0], "worker": "cpu"})
             time.sleep(0.01)
         mains = [r for r in rows if r.kind == "source"]
         if mains:

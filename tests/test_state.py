@@ -147,3 +147,21 @@ def test_sweep_once_per_build_and_hourly_cap(state: State):
     assert [state.take_retest_slot(7, 2) for _ in range(4)] == [True, True, False, False]
     assert state.take_retest_slot(8, 2)
     assert state.take_retest_slot(7, 0)  # 0 = no cap
+
+
+def test_closed_issues_leave_the_dashboard_until_a_new_job(state: State):
+    state.track("o/closing", 1)
+    assert state.untrack("o/closing", 1) is True
+    assert "o/closing#1" in state.closed() and ("o/closing", 1) not in state.tracked()
+    state.new_job("reopen-1", {"repo": "o/closing", "number": 1})  # reopened: triaged again
+    assert "o/closing#1" not in state.closed()
+
+
+def test_queue_depths_count_low_priority_messages_apart(state: State):
+    for key in ("build", "build\x06\x163", "build\x06\x169", "build\x06\x169"):
+        state.r.lpush(key, "m")
+    try:
+        assert state.queue_depths()["build"] == {"total": 4, "low": 2}
+        assert state.queue_lengths()["build"] == 4
+    finally:
+        state.r.delete("build", "build\x06\x163", "build\x06\x169")

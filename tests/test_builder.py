@@ -219,7 +219,8 @@ def test_new_cmake_flags_make_a_new_install_of_the_same_commit(env: Env):
     assert main["commit"] == before["commit"] and main["flags"] == {"FIXTURE_OPT": "ON"}
     assert main["install_id"].startswith(before["commit"][:12] + "-")
     assert main["install_id"] != before["install_id"] and Path(main["python"]).exists()
-    assert "FIXTURE_OPT" in (env.builds / "main" / "cmake-build" / "CMakeInit.txt").read_text()
+    cache = (env.builds / "main" / "cmake-build" / "CMakeCache.txt").read_text()
+    assert "FIXTURE_OPT:UNINITIALIZED=ON" in cache  # it reached CMake
     # the same spec again: nothing to do
     env.cli("builds", "update", "main")
     assert env.builds_list()["main"]["install_id"] == main["install_id"]

@@ -89,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated: triage,cpu,gpu,build")
     w.add_argument("--concurrency", type=int, default=1)
     w.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
+    w.add_argument("--beat", action="store_true",
+                   help="also run the periodic tasks (redelivery sweep); in one worker only")
     w.set_defaults(func=_cmd_worker)
 
     b = sub.add_parser("beat", help="schedule `builds update main` every builds.update_every")
@@ -589,7 +591,7 @@ def _cmd_worker(args: argparse.Namespace, cfg: Config) -> int:
         cfg = replace(cfg, builds=replace(cfg.builds, dir=str(Path(args.builds_dir).expanduser())))
     if args.concurrency < 1:
         raise ReprobotError("--concurrency must be at least 1")
-    run_worker(cfg, queues, args.concurrency)
+    run_worker(cfg, queues, args.concurrency, with_beat=args.beat)
     return 0
 
 

@@ -88,9 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--queues", default="triage,cpu",
                    help="comma-separated: triage,cpu,gpu,build")
     w.add_argument("--concurrency", type=int, default=1)
+    w.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
     w.add_argument("--beat", action="store_true",
                    help="also run the periodic tasks (redelivery sweep); in one worker only")
-    w.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
     w.set_defaults(func=_cmd_worker)
 
     b = sub.add_parser("beat", help="schedule `builds update main` every builds.update_every")

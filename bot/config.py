@@ -196,6 +196,18 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
     return replace(cfg, github=gh, service=svc, tvm=tvm)
 
 
+def _check_history(cfg: Config) -> None:
+    known = {"reproduced", "different-failure", "not-reproduced", "inconclusive"}
+    bad = [v for v in cfg.retest.verdicts if v not in known]
+    if bad:
+        raise ConfigError(f"retest.verdicts: unknown verdict(s) {', '.join(bad)} "
+                          f"(use {', '.join(sorted(known))})")
+    if cfg.retest.per_hour < 0:
+        raise ConfigError("retest.per_hour must be 0 (no cap) or more")
+    if not 1 <= cfg.bisect.max_steps <= 64:
+        raise ConfigError("bisect.max_steps must be between 1 and 64")
+
+
 def _dashboard(dash: DashboardConfig, env: Mapping[str, str]) -> DashboardConfig:
     dash = replace(
         dash,
@@ -210,18 +222,6 @@ def _dashboard(dash: DashboardConfig, env: Mapping[str, str]) -> DashboardConfig
     if dash.session_ttl_s <= 0:
         raise ConfigError("dashboard.session_ttl_s must be positive")
     return dash
-
-
-def _check_history(cfg: Config) -> None:
-    known = {"reproduced", "different-failure", "not-reproduced", "inconclusive"}
-    bad = [v for v in cfg.retest.verdicts if v not in known]
-    if bad:
-        raise ConfigError(f"retest.verdicts: unknown verdict(s) {', '.join(bad)} "
-                          f"(use {', '.join(sorted(known))})")
-    if cfg.retest.per_hour < 0:
-        raise ConfigError("retest.per_hour must be 0 (no cap) or more")
-    if not 1 <= cfg.bisect.max_steps <= 64:
-        raise ConfigError("bisect.max_steps must be between 1 and 64")
 
 
 def _builds(raw: Any, environ: Mapping[str, str]) -> BuildsConfig:

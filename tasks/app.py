@@ -45,10 +45,10 @@ BUILD_HARD_LIMIT_S = BUILD_SOFT_LIMIT_S + 600
 TASK_RUN = "reprobot.run"
 TASK_STATUS = "reprobot.status"
 TASK_REPORT = "reprobot.report"
-TASK_SWEEP_DELIVERIES = "reprobot.sweep_deliveries"
 TASK_SWEEP = "reprobot.sweep"  # a new main build: re-test open issues (triage queue)
 TASK_BISECT = "reprobot.bisect"  # bisect between two main builds (cpu/gpu queue, low priority)
 TASK_BISECTED = "reprobot.bisected"  # a bisection's result into the comment (triage queue)
+TASK_SWEEP_DELIVERIES = "reprobot.sweep_deliveries"
 
 # Tasks on the triage queue only talk to GitHub and Redis (GitHub retries with back-off inside).
 TRIAGE_SOFT_LIMIT_S = 240
@@ -137,12 +137,12 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         worker_hijack_root_logger=False,
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
-    app.conf.beat_schedule = delivery_beat_schedule(config)
+    app.conf.beat_schedule = beat_schedule(config)
     app.reprobot = Runtime(config, app)
     return app
 
 
-def delivery_beat_schedule(config: Config) -> dict[str, Any]:
+def beat_schedule(config: Config) -> dict[str, Any]:
     """Periodic tasks (``reprobot worker --beat`` runs the scheduler in one worker)."""
     schedule: dict[str, Any] = {}
     every = int(getattr(config.service, "redelivery_sweep_s", 0) or 0)
@@ -153,6 +153,19 @@ def delivery_beat_schedule(config: Config) -> dict[str, Any]:
             "options": {"queue": "triage", "expires": float(every)},
         }
     return schedule
+
+
+def build_schedule(config: Config) -> dict[str, Any]:
+    """``reprobot beat``: ``builds update main`` every ``builds.update_every`` on the build queue."""
+    every = float(config.builds.update_every_s)
+    return {
+        "update-main-build": {
+            "task": TASK_BUILD,
+            "schedule": every,
+            "args": [["main"]],
+            "options": {"queue": "build", "routing_key": "build", "expires": every},
+        }
+    }
 
 
 class Runtime:
@@ -278,6 +291,17 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
     return config, info
 
 
+def builds_summary(config: Config) -> list[dict[str, Any]]:
+    """The builds on this worker's disk as the heartbeat publishes them (list entries)."""
+    from tasks.builder import registry_for
+
+    try:
+        return [b.to_json() for b in registry_for(config).list()]
+    except (OSError, ReprobotError) as e:
+        log.warning("cannot read the builds in %s: %s", config.builds.dir, e)
+        return []
+
+
 def require_redis(config: Config) -> None:
     """At start: Redis (the broker) must answer within ``service.redis_wait_s``; otherwise say
     so and stop (exit 2) instead of retrying silently forever. Once started, a worker that
@@ -298,17 +322,6 @@ def _beat_args(config: Config) -> list[str]:
     path = probe_cache_dir() / "celerybeat-schedule"
     path.parent.mkdir(parents=True, exist_ok=True)
     return ["--beat", "--schedule", str(path)]
-
-
-def builds_summary(config: Config) -> list[dict[str, Any]]:
-    """The builds on this worker's disk as the heartbeat publishes them (list entries)."""
-    from tasks.builder import registry_for
-
-    try:
-        return [b.to_json() for b in registry_for(config).list()]
-    except (OSError, ReprobotError) as e:
-        log.warning("cannot read the builds in %s: %s", config.builds.dir, e)
-        return []
 
 
 class Heartbeat(threading.Thread):
@@ -334,24 +347,12 @@ class Heartbeat(threading.Thread):
             state.drop_worker(self.worker_name)
 
 
-def beat_schedule(config: Config) -> dict[str, Any]:
-    """Celery beat: ``builds update main`` every ``builds.update_every`` on the build queue."""
-    return {
-        "update-main-build": {
-            "task": TASK_BUILD,
-            "schedule": float(config.builds.update_every_s),
-            "args": [["main"]],
-            "options": {"queue": "build", "routing_key": "build"},
-        }
-    }
-
-
 def run_beat(config: Config, *, loglevel: str = "INFO") -> None:
     """Start Celery beat in this process (one per deployment); returns when it stops."""
     logging.basicConfig(level=getattr(logging, loglevel, logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = make_celery(config)
-    app.conf.beat_schedule = {**delivery_beat_schedule(config), **beat_schedule(config)}
+    app.conf.beat_schedule = {**beat_schedule(config), **build_schedule(config)}
     schedule = probe_cache_dir() / "celerybeat-schedule"
     schedule.parent.mkdir(parents=True, exist_ok=True)
     app.start(["beat", "--loglevel", loglevel, "--schedule", str(schedule)])

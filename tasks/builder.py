@@ -114,6 +114,16 @@ class BuildError(ReprobotError):
     """A build could not be made (fetch, compile, install or smoke test), or is not there."""
 
 
+def install_id_for(sha: str, defines: Sequence[tuple[str, str]]) -> str:
+    """``<sha[:12]>``, plus a hash of the CMake flags when there are any."""
+    if not defines:
+        return sha[:12]
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps(sorted(defines)).encode()).hexdigest()[:8]
+    return f"{sha[:12]}-{digest}"
+
+
 def utc_now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -320,8 +330,12 @@ class Registry:
         return sorted(found, key=lambda b: b.built_at, reverse=True)
 
     def find_install(self, name: str, commit: str) -> BuildInfo | None:
+        """A complete install of ``commit`` (a prefix will do) built with the build's current
+        source and flags, if there is one."""
+        spec = self.spec(name)
         for b in self.installs(name):
-            if commit and b.commit.startswith(commit):
+            if commit and b.commit.startswith(commit) and b.flags == spec.cmake_defines \
+                    and b.source == spec.source:
                 return b
         return None
 
@@ -416,10 +430,17 @@ class Registry:
                 else:
                     sha = self._fetch(spec, log)
                     cur = self.current(name)
-                    if cur is not None and cur.commit == sha and not force:
+                    same = cur is not None and cur.commit == sha and \
+                        cur.flags == spec.cmake_defines and cur.source == spec.source
+                    if cur is not None and same and not force:
                         info = cur
                     else:
-                        info = self._make_source(spec, sha, log, smoke=True)
+                        found = None if force else self.find_install(name, sha)
+                        if found is not None:  # built before (e.g. by bisection): smoke it
+                            self._smoke(spec, found.python, log)
+                            info = found
+                        else:
+                            info = self._make_source(spec, sha, log, smoke=True)
                         self._switch(name, info.install_id)
             except (BuildError, InfraError) as e:
                 log.close()
@@ -510,12 +531,17 @@ class Registry:
                 if not (base / entry / "build.json").exists():
                     shutil.rmtree(base / entry, ignore_errors=True)
 
-    def _new_install(self, name: str, install_id: str) -> Path:
-        inst = self._dir(name) / "installs" / install_id
+    def _new_install(self, name: str, install_id: str) -> tuple[str, Path]:
+        """A fresh directory for an install: (id, path). A complete install already there (the
+        current one, or one a run may use) is never overwritten: the new one gets another id."""
+        base = self._dir(name) / "installs"
+        if (base / install_id / "build.json").exists():
+            install_id = f"{install_id}-{utc_now().replace('-', '').replace(':', '')}"
+        inst = base / install_id
         if inst.exists():  # an earlier attempt that did not finish (no build.json)
             shutil.rmtree(inst)
         inst.mkdir(parents=True)
-        return inst
+        return install_id, inst
 
     def _venv(self, inst: Path, log: _Log) -> str:
         venv = inst / "venv"
@@ -563,8 +589,8 @@ class Registry:
         return info
 
     def _make_release(self, spec: BuildSpec, log: _Log) -> BuildInfo:
-        install_id = "r" + utc_now().replace("-", "").replace(":", "")
-        inst = self._new_install(spec.name, install_id)
+        install_id, inst = self._new_install(spec.name,
+                                             "r" + utc_now().replace("-", "").replace(":", ""))
         python = self._venv(inst, log)
         self._pip_install(python, list(spec.pip), log)
         ident = self._identity(python, log)
@@ -608,8 +634,7 @@ class Registry:
     def _make_source(self, spec: BuildSpec, sha: str, log: _Log, *, smoke: bool) -> BuildInfo:
         src = self._checkout(spec, sha, log)
         wheel = self.build_wheel(spec, src, log)
-        install_id = sha[:12]
-        inst = self._new_install(spec.name, install_id)
+        install_id, inst = self._new_install(spec.name, install_id_for(sha, spec.cmake_defines))
         python = self._venv(inst, log)
         self._pip_install(python, [str(wheel)], log)
         ident = self._identity(python, log)

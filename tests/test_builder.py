@@ -211,6 +211,21 @@ def test_build_commit_builds_any_commit_without_switching(env: Env):
     assert history[-1] == current.commit and first not in history and len(history) >= 5
 
 
+def test_new_cmake_flags_make_a_new_install_of_the_same_commit(env: Env):
+    before = env.builds_list()["main"]
+    env.cli("builds", "add", "main", "--git", env.repo.url, "--cmake-define", "FIXTURE_OPT=ON",
+            "--smoke", str(env.smoke))
+    main = env.builds_list()["main"]
+    assert main["commit"] == before["commit"] and main["flags"] == {"FIXTURE_OPT": "ON"}
+    assert main["install_id"].startswith(before["commit"][:12] + "-")
+    assert main["install_id"] != before["install_id"] and Path(main["python"]).exists()
+    cache = (env.builds / "main" / "cmake-build" / "CMakeCache.txt").read_text()
+    assert "FIXTURE_OPT:UNINITIALIZED=ON" in cache  # it reached CMake
+    # the same spec again: nothing to do
+    env.cli("builds", "update", "main")
+    assert env.builds_list()["main"]["install_id"] == main["install_id"]
+
+
 def test_unknown_build_and_remove(env: Env):
     issue = env.tmp / "unknown.md"
     issue.write_text(f"# [Bug] x\n\n{FENCE}python\n{REPRO}{FENCE}\n")

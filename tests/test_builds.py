@@ -182,13 +182,13 @@ def test_the_comment_names_the_build_and_links_its_commit():
 def test_run_workers_and_build_workers_start_checks(tmp_path):
     from bot.config import Config, GitHubConfig
     from bot.errors import ReprobotError
-    from tasks.app import QUEUES, beat_schedule, prepare_worker
+    from tasks.app import QUEUES, build_schedule, prepare_worker
 
     assert "build" in QUEUES
     cfg = Config(github=GitHubConfig(token="ghp_realtoken123"))
     with pytest.raises(ReprobotError, match="another worker than the triage queue"):
         prepare_worker(cfg, ["triage", "build"])
-    sched = beat_schedule(load_config(None, {}))
+    sched = build_schedule(load_config(None, {}))
     (entry,) = sched.values()
     assert entry["task"] == "reprobot.build_update" and entry["args"] == [["main"]]
     assert entry["schedule"] == 1800.0 and entry["options"]["queue"] == "build"

@@ -50,6 +50,7 @@ MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 MAX_UNVERIFIED_BYTES = 2 * MAX_BODY_BYTES + (1 << 20)
 BODY_READ_TIMEOUT_S = 10.0  # GitHub gives up on a delivery after 10 s anyway
 TRIAGE_TASK = "reprobot.triage"
+METRICS_FLUSH_S = 1.0  # the receiver adds its delivery counts to Redis this often
 
 
 def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
@@ -212,16 +213,29 @@ def create_app(
         return _json(202, status="queued", reason=decision.reason, delivery=delivery,
                      issue=f"{task.get('repo')}#{task.get('number')}")
 
-    pending: set[asyncio.Task[None]] = set()
+    counts: dict[str, float] = {}
+    flushing: set[asyncio.Task[None]] = set()
+
+    async def flush_counts() -> None:
+        await asyncio.sleep(METRICS_FLUSH_S)
+        batch = dict(counts)
+        counts.clear()
+        await intake().count("webhook", batch)
 
     async def timed_webhook(request: Request) -> Response:
-        """The webhook, counted for /metrics (status, time to answer) after it answered."""
+        """The webhook, counted for /metrics (status, time to answer) after it answered.
+
+        Counts are summed here and added to Redis once per ``METRICS_FLUSH_S`` (one pipeline
+        for all deliveries of that second, not one per delivery)."""
         start = time.perf_counter()
         response = await webhook(request)
-        incs = delivery_increments(response.status_code, time.perf_counter() - start)
-        task = asyncio.get_running_loop().create_task(intake().count("webhook", incs))
-        pending.add(task)  # keep a reference until it is done
-        task.add_done_callback(pending.discard)
+        for f, v in delivery_increments(response.status_code,
+                                        time.perf_counter() - start).items():
+            counts[f] = counts.get(f, 0.0) + v
+        if not flushing:
+            task = asyncio.get_running_loop().create_task(flush_counts())
+            flushing.add(task)  # keep a reference until it is done
+            task.add_done_callback(flushing.discard)
         return response
 
     # A plain Starlette route: no FastAPI parameter handling on the hot path.

@@ -310,12 +310,43 @@ class State:
         raw = self.r.get(self._issue(repo, number, "main"))
         return json.loads(str(raw)) if raw else None
 
+    def mains(self, refs: list[tuple[str, int]]) -> list[dict[str, Any] | None]:
+        """``main`` of many issues in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for repo, number in refs:
+            pipe.get(self._issue(repo, number, "main"))
+        return [json.loads(x) if x else None for x in pipe.execute()]
+
     def set_matrix_row(self, repo: str, number: int, build: str, row: dict[str, Any]) -> None:
         self.r.hset(self._issue(repo, number, "matrix"), build, json.dumps(row))
 
     def matrix(self, repo: str, number: int) -> dict[str, dict[str, Any]]:
         raw: Any = self.r.hgetall(self._issue(repo, number, "matrix"))
         return {str(k): json.loads(v) for k, v in raw.items()}
+
+    def issues_results(self, refs: list[tuple[str, int]]) -> list[dict[str, Any]]:
+        """For the dashboard, in one round trip: each issue's latest result, history, matrix
+        rows, latest main result and bisection."""
+        pipe = self.r.pipeline(transaction=False)
+        for repo, number in refs:
+            pipe.get(self._issue(repo, number, "latest"))
+            pipe.lrange(self._issue(repo, number, "history"), 0, -1)
+            pipe.hgetall(self._issue(repo, number, "matrix"))
+            pipe.get(self._issue(repo, number, "main"))
+            pipe.get(self._issue(repo, number, "bisect"))
+        raw: list[Any] = pipe.execute()
+        out = []
+        for i, (repo, number) in enumerate(refs):
+            latest, hist, matrix, main, bis = raw[i * 5:(i + 1) * 5]
+            out.append({
+                "repo": repo, "number": number,
+                "latest": json.loads(latest) if latest else None,
+                "history": [json.loads(x) for x in hist],
+                "matrix": {str(k): json.loads(v) for k, v in matrix.items()},
+                "main": json.loads(main) if main else None,
+                "bisect": json.loads(bis) if bis else None,
+            })
+        return out
 
     def set_bisect(self, repo: str, number: int, result: dict[str, Any]) -> None:
         self.r.set(self._issue(repo, number, "bisect"), json.dumps(result))

@@ -280,16 +280,18 @@ def create_app(
     def dashboard(request: Request) -> Response:
         filters = dash.Filters.from_query(dict(request.query_params))
         try:
-            snap = status_snapshot(the_state)
+            now = time.time()
+            raw = the_state.workers()
+            builds = builds_snapshot(raw)
             issues = gather_issues(the_state)
             depths = the_state.queue_depths()
-            sweep = sweep_snapshot(the_state, snap["builds"], config.retest.verdicts,
+            sweep = sweep_snapshot(the_state, builds, config.retest.verdicts,
                                    sum(d["low"] for d in depths.values()))
         except Exception as e:  # noqa: BLE001 - Redis errors of any kind -> 503
             return unreachable(e)
-        grid = dash.build_grid(issues, snap["builds"], filters)
+        grid = dash.build_grid(issues, builds, filters)
         return HTMLResponse(pages.render_home(grid, dash.queue_rows(depths), sweep,
-                                              snap["workers"], snap["builds"], snap["time"]))
+                                              workers_snapshot(raw, now), builds, now))
 
     @app.get("/issues/{owner}/{name}/{number}", response_class=HTMLResponse)
     def issue_page(owner: str, name: str, number: int) -> Response:
@@ -355,11 +357,16 @@ def gather_issue(state: State, repo: str, number: int, *, history: bool = True,
 def gather_issues(state: State, limit: int = 200) -> list[dict[str, Any]]:
     """The most recently updated issues (newest first), as ``bot.dashboard`` takes them."""
     closed = state.closed()
-    out = []
+    refs = []
     for ref, _ in state.recent_issues(limit):
         repo, _, num = ref.rpartition("#")
         if repo and num.isdigit():
-            out.append(gather_issue(state, repo, int(num), closed=closed))
+            refs.append((repo, int(num)))
+    out = state.issues_results(refs)
+    for issue in out:
+        latest = issue["latest"] or {}
+        issue.update(title=latest.get("title", ""), url=latest.get("url", ""),
+                     closed=f"{issue['repo']}#{issue['number']}" in closed)
     return out
 
 
@@ -411,7 +418,8 @@ def sweep_snapshot(state: State, builds: list[dict[str, Any]], verdicts: tuple[s
     current = dash.current_main(builds)
     if current is None:
         return None
-    mains = {f"{r}#{n}": state.main(r, n) for r, n in state.tracked()}
+    refs = state.tracked()
+    mains = {f"{r}#{n}": m for (r, n), m in zip(refs, state.mains(refs), strict=True)}
     return dash.sweep_progress(mains, str(current.get("commit") or ""), verdicts, low_waiting)
 
 
@@ -422,10 +430,10 @@ def metrics_snapshot(state: State) -> dict[str, Any]:
             "workers": len(workers)}
 
 
-def status_snapshot(state: State, *, limit: int = 100) -> dict[str, Any]:
-    now = time.time()
+def workers_snapshot(raw: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
+    """The workers' heartbeats as the dashboard and /api/status show them."""
     workers = []
-    for w in state.workers():
+    for w in raw:
         env = w.get("environment") or {}
         workers.append({
             "name": w.get("name", ""),
@@ -439,6 +447,13 @@ def status_snapshot(state: State, *, limit: int = 100) -> dict[str, Any]:
             "builds": [b.get("name", "") for b in w.get("builds") or []
                        if b.get("python")],
         })
+    return workers
+
+
+def status_snapshot(state: State, *, limit: int = 100) -> dict[str, Any]:
+    now = time.time()
+    raw = state.workers()
+    workers = workers_snapshot(raw, now)
     results = []
     for ref, updated in state.recent_issues(limit):
         repo, _, num = ref.rpartition("#")
@@ -460,7 +475,7 @@ def status_snapshot(state: State, *, limit: int = 100) -> dict[str, Any]:
             "latest": latest,
         })
     return {"queues": state.queue_lengths(), "workers": workers, "results": results,
-            "builds": builds_snapshot(state.workers()), "time": now}
+            "builds": builds_snapshot(raw), "time": now}
 
 
 def builds_snapshot(workers: list[dict[str, Any]]) -> list[dict[str, Any]]:

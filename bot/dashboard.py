@@ -261,9 +261,15 @@ def issue_runs(issue: Mapping[str, Any], kinds: Mapping[str, str] | None = None,
                 add(row, fin, reason)
         else:
             add(rec, fin, reason, commit_key="tvm_commit", version_key_="tvm_version")
-    newest = [*(issue.get("matrix") or {}).values(), *([main] if main else [])]
-    for row in newest:  # latest per build: when the history was trimmed
+    seen = {r.column.key for r in runs}
+    for row in [*(issue.get("matrix") or {}).values(), *([main] if main else [])]:
+        # latest per build: only for builds whose runs fell out of the (trimmed) history
+        before = len(runs)
         add(row, row.get("updated"))
+        key = runs[-1].column.key
+        if key in seen:
+            del runs[before:]
+        seen.add(key)
     # newest first by finish time (rows without one keep their place at the end)
     indexed = list(enumerate(runs))
     indexed.sort(key=lambda ir: (ir[1].finished is None, -(ir[1].finished or 0), ir[0]))

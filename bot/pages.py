@@ -6,6 +6,7 @@ bot's comment (markdown that quotes untrusted text) is rendered with raw HTML di
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -202,10 +203,14 @@ def render_home(grid: Grid, queues: Sequence[QueueRow], sweep: SweepProgress | N
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
 def render_markdown(text: str) -> str:
     """The bot's comment as GitHub would show it, minus raw HTML (escaped, never passed
-    through); markdown-it refuses javascript:/data: links."""
-    return _MD.render(text)
+    through; HTML comments such as the bot's marker are hidden, as GitHub hides them);
+    markdown-it refuses javascript:/data: links."""
+    return _MD.render(_HTML_COMMENT.sub("", text))
 
 
 def _runs_table(repo: str, number: int, runs: Sequence[Run]) -> str:

@@ -198,6 +198,14 @@ def test_a_build_kind_comes_from_the_workers_when_the_rows_lack_it():
     assert [c.label for c in g.columns] == ["nightly"]  # unknown name: a release
 
 
+def test_each_run_once_though_recorded_in_history_matrix_and_main():
+    row = main_row(B, T2, "crash", "reproduced")
+    data = issue(1, [row], main=row)
+    assert [(r.build, r.commit) for r in issue_runs(data)] == [("main", B)]
+    data["history"] = []  # trimmed: the stored latest rows still show the runs
+    assert [(r.build, r.commit) for r in issue_runs(data)] == [("main", B)]
+
+
 def test_runs_newest_first_and_find_run():
     data = issue(2, [main_row(A, T1, "crash", "reproduced"),
                      main_row(B, T2, "passed", "not-reproduced")])

@@ -15,7 +15,8 @@ EVIL = '<img src=x onerror="alert(1)">'
     ("<script>alert(1)</script>", "&lt;script&gt;", "<script>"),
     ("<b>raw</b> html", "&lt;b&gt;raw&lt;/b&gt;", "<b>"),
     ("[x](javascript:alert(1))", None, 'href="javascript:'),
-    ("<!-- reprobot -->\n| a | b |\n|---|---|\n| 1 | 2 |", "<td>1</td>", "<!--"),
+    ("<!-- reprobot -->\n| a | b |\n|---|---|\n| 1 | 2 |", "<td>1</td>", "reprobot"),
+    ("a <!-- x\ny --> b <!-- <script>", "a  b &lt;!-- &lt;script&gt;", "<script>"),
     ("```\n" + EVIL + "\n```", "&lt;img", "<img"),
 ])
 def test_markdown_without_raw_html(text: str, must: str | None, must_not: str | None):

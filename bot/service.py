@@ -189,13 +189,14 @@ MSG_NO_SUCH_BUILD = (
 
 
 def available_builds(state: State) -> list[BuildInfo]:
-    """The ready builds the run workers have (from their heartbeats), one per name."""
+    """The usable builds the run workers have (from their heartbeats), one per name."""
     from bot.builds import order_builds
 
     seen: dict[str, BuildInfo] = {}
     for w in state.workers():
         for b in w.get("builds") or []:
-            if isinstance(b, dict) and b.get("status", "ready") == "ready" and b.get("name"):
+            # usable = it has a current install (a failed update keeps the previous one)
+            if isinstance(b, dict) and b.get("python") and b.get("name"):
                 seen.setdefault(str(b["name"]), BuildInfo.from_json(b))
     return order_builds(seen.values())
 

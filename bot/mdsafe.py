@@ -33,32 +33,38 @@ _ANSI_RE = re.compile(
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
-# C0 (except tab and newline), DEL and C1 controls.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls (except tab and newline), DEL and C1 controls: removed.
+_CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]
 # Characters that change how text around them reads without being seen: bidi controls, zero-width
-# characters, invisible fillers and separators, Unicode tags ("ASCII smuggling").
-_INVISIBLE_RE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"
-)
+# characters, invisible fillers and separators, Unicode tags ("ASCII smuggling"): spelled out.
+_INVISIBLE = [
+    0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810),
+    *range(0x200B, 0x2010), *range(0x2028, 0x202F), *range(0x2060, 0x2070), 0x3164,
+    *range(0xFE00, 0xFE10), 0xFEFF, 0xFFA0, *range(0xFFF9, 0xFFFC), *range(0xE0000, 0xE0080),
+]
+_VISIBLE_TABLE: dict[int, str | None] = {
+    **dict.fromkeys(_CONTROLS),
+    **{cp: f"<U+{cp:04X}>" for cp in _INVISIBLE},
+}
 
 
 def visible(text: str) -> str:
     """``text`` without terminal escapes and controls, invisible characters spelled out."""
-    text = _ANSI_RE.sub("", text).replace("\r\n", "\n")
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
     if "\r" in text:
         # A bare carriage return redraws the line (progress bars): keep the last state.
+        text = text.replace("\r\n", "\n")
         text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
-    text = _CONTROL_RE.sub("", text)
-    return _INVISIBLE_RE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+    return text.translate(_VISIBLE_TABLE)
 
 
-def _longest_run(text: str, char: str = "`") -> int:
-    longest = run = 0
-    for c in text:
-        run = run + 1 if c == char else 0
-        longest = max(longest, run)
-    return longest
+_BACKTICKS_RE = re.compile("`+")
+
+
+def _longest_run(text: str) -> int:
+    """The longest run of backticks in ``text`` (0 when none)."""
+    return max((len(m) for m in _BACKTICKS_RE.findall(text)), default=0)
 
 
 # ---------------------------------------------------------------------------------------------

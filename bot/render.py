@@ -48,6 +48,7 @@ __all__ = [
 GITHUB_LIMIT = 65_536
 MAX_COMMENT = 60_000  # what we aim for: a margin under GitHub's limit
 MIN_OUTPUT = 4_000  # the output keeps at least this much, even next to a huge script
+_LOOK_AT = 4 * MAX_COMMENT  # of each output tail, only the end this long is rendered
 GPU_DEVICES = ("cuda", "rocm", "vulkan", "metal", "opencl")
 
 OUTCOME_TEXT = {
@@ -201,8 +202,13 @@ def render_comment(t: Triage, *, label_prefix: str = DEFAULT_PREFIX) -> str:
         return "\n".join(parts) + "\n"
 
     script_text = t.repro.script if t.repro.found else ""
-    stdout = visible(normalize_paths(t.run.stdout_tail)) if t.run else ""
-    stderr = visible(normalize_paths(t.run.stderr_tail)) if t.run else ""
+    # Only the end of each output tail can fit: what is before it is never looked at.
+    out_raw = t.run.stdout_tail if t.run else ""
+    err_raw = t.run.stderr_tail if t.run else ""
+    out_skipped = max(0, len(out_raw) - _LOOK_AT)
+    err_skipped = max(0, len(err_raw) - _LOOK_AT)
+    stdout = visible(normalize_paths(out_raw[out_skipped:]))
+    stderr = visible(normalize_paths(err_raw[err_skipped:]))
 
     empty_out = _output_details(t, "", "")
     room = MAX_COMMENT - len(assemble(_script_details(script_text, t.repro), empty_out)) - 200
@@ -214,8 +220,11 @@ def render_comment(t: Triage, *, label_prefix: str = DEFAULT_PREFIX) -> str:
     if len(stdout) + len(stderr) > room:
         # The output tails are cut first, keeping their ends; stderr gets the larger share.
         out_room = min(len(stdout), room // 4)
-        stderr = _cut_head(stderr, room - out_room)
-        stdout = _cut_head(stdout, room - len(stderr))
+        stderr = _cut_head(stderr, room - out_room, err_skipped)
+        stdout = _cut_head(stdout, room - len(stderr), out_skipped)
+    else:
+        stderr = _cut_head(stderr, len(stderr) + 60, err_skipped)
+        stdout = _cut_head(stdout, len(stdout) + 60, out_skipped)
     comment = assemble(_script_details(script_text, t.repro), _output_details(t, stdout, stderr))
     if len(comment) > GITHUB_LIMIT - 100:  # last resort: never exceed GitHub's limit
         comment = assemble(_script_details(_cut_tail(script_text, 1_000), t.repro), empty_out)
@@ -382,14 +391,15 @@ def _environment(env: dict[str, str]) -> list[str]:
     return ["<details><summary>Environment</summary>", "\n".join(rows), "</details>"]
 
 
-def _cut_head(text: str, budget: int) -> str:
-    """Keep the end of an output tail within ``budget`` characters."""
-    if len(text) <= budget:
+def _cut_head(text: str, budget: int, skipped: int = 0) -> str:
+    """Keep the end of an output tail within ``budget`` characters (``skipped`` characters
+    before ``text`` were already left out)."""
+    if len(text) <= budget and not skipped:
         return text
     if budget <= 60:
         return ""
-    keep = max(0, budget - 60)
-    cut = len(text) - keep
+    keep = min(len(text), budget - 60)
+    cut = len(text) - keep + skipped
     return f"[… {cut} earlier characters cut …]\n" + text[len(text) - keep :]
 
 

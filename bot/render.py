@@ -106,6 +106,7 @@ _RESTATING_DETAILS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("the error line names it", re.compile(r"TVM raised `[^`]*`\.")),
     ("the error line names it", re.compile(r"The script itself raised `[^`]*` \(not TVM\)\.")),
     ("the error line names it", re.compile(r"The process was killed by [A-Z0-9 ]+\.", re.I)),
+    ("the error line names it", re.compile(r"`[^`]*` is not installed on this worker\.")),
     (
         "the run line says it",
         re.compile(r"The script did not finish within the wall-time limit; it was stopped\."),

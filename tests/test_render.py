@@ -372,3 +372,16 @@ def test_a_pass_of_an_unchecked_script_says_it_cannot_rule_out_a_wrong_result(sc
     t = Triage(**{**t.__dict__, "repro": Repro(found=True, script=script, blocks=("body#0",))})
     c = render_comment(t)
     assert ("does not check its own result" in c) is noted
+
+
+def test_a_missing_package_is_named_once_above_the_fold() -> None:
+    sig = "ModuleNotFoundError: No module named 'onnxsim'"
+    t = triage(Outcome.MISSING_DEPENDENCY, Verdict.INCONCLUSIVE, signature=sig,
+               detail="`onnxsim` is not installed on this worker.", reported=REPORTED_CRASH,
+               run=RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=sig + "\n"))
+    c = render_comment(t)
+    assert c.splitlines()[1] == (
+        "### ❔ Inconclusive: the script needs a package or file that the worker does not have"
+    )
+    assert before_details(c).count("onnxsim") == 1
+    assert "a script without that package would let the bot check it" in c

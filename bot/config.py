@@ -332,6 +332,10 @@ NUMBER_RANGES: dict[str, tuple[float, float, str]] = {
     "service.retest_cooldown_s": (0, 7 * _DAY, "0 and 604800 s (a week)"),
     "service.history_len": (1, 100_000, "1 and 100000"),
     "service.visibility_timeout_s": (0, 7 * _DAY, "0 (derived) and 604800 s (a week)"),
+    "service.redis_wait_s": (0, 3_600, "0 and 3600 s"),
+    "service.triage_time_limit_s": (0, _DAY, "0 (the default) and 86400 s"),
+    "service.redelivery_sweep_s": (0, _DAY, "0 (never) and 86400 s"),
+    "dashboard.session_ttl_s": (60, 30 * _DAY, "60 s and 2592000 s (30 days)"),
 }
 
 

@@ -121,6 +121,10 @@ def test_parse_size_rejects_garbage():
         ("service:\n  retest_cooldown_s: -3\n", "service.retest_cooldown_s must be between"),
         ("service:\n  history_len: 0\n", "service.history_len must be between"),
         ("service:\n  visibility_timeout_s: -1\n", "service.visibility_timeout_s must be between"),
+        ("service:\n  redis_wait_s: -1\n", "service.redis_wait_s must be between"),
+        ("service:\n  triage_time_limit_s: 1000000\n", "service.triage_time_limit_s must be between"),
+        ("service:\n  redelivery_sweep_s: -600\n", "service.redelivery_sweep_s must be between"),
+        ("dashboard:\n  session_ttl_s: 5\n", "dashboard.session_ttl_s must be between"),
     ],
 )
 def test_bad_numbers_are_refused_by_name(tmp_path: Path, text: str, message: str):

@@ -1,0 +1,331 @@
+from __future__ import annotations
+
+import builtins
+import re
+
+# Fence info strings that hold Python (or may: untagged / plain text blocks).
+PY_TAGS = frozenset(
+    {"python", "py", "python3", "py3", "python2", "ipython", "ipython3", "pycon", "python-repl",
+     "pyi", "sage", "jupyter"}
+)
+
+
+PLAIN_TAGS = frozenset({"", "text", "txt", "plain", "plaintext", "none", "code", "raw", "log",
+                        "output", "console", "shell-session"})
+
+
+SHELL_TAGS = frozenset({"sh", "bash", "shell", "console", "shell-session", "zsh", "cmd", "bat",
+                        "powershell", "ps", "ps1", "terminal", "fish"})
+
+
+# C, C++ and CUDA: code the bot cannot run (it runs Python).
+NATIVE_TAGS = frozenset({"c", "cpp", "c++", "cc", "cxx", "h", "hpp", "cuda", "cu", "objc",
+                         "objective-c"})
+
+
+NATIVE_LINE_RE = re.compile(
+    r"^\s*(?:#include\s*[<\"]|using namespace\s|namespace\s+\w+\s*\{|template\s*<|"
+    r"(?:int|void|static|auto)\s+\w+\s*\([^)]*\)\s*\{?\s*$|std::|TVM_REGISTER_GLOBAL\b|"
+    r"__global__\s)"
+)
+
+
+MAX_UNFENCED_LINES = 5000
+
+
+MAX_UNFENCED_RUNS = 20
+
+
+MAX_UNFENCED_PARSES = 5000
+
+
+UNFENCED_LOOKAHEAD = 60
+
+
+ASK = (
+    "Could you paste a minimal, self-contained Python script that shows the problem (in a "
+    "```python code block)? The bot will then run it against the current TVM and report back."
+)
+
+
+BUILTINS = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__builtins__"}
+
+
+TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\)")
+
+
+ERROR_LINE_RE = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Fault|Warning)\b"
+    r"(?:\s*:.*)?$"
+)
+
+
+OUTPUT_LINE_RE = re.compile(
+    r"^\s*(?:Traceback \(most recent call last\)"
+    r"|\[\d\d:\d\d:\d\d\]"  # TVM log lines
+    r"|Segmentation fault|Aborted|Illegal instruction|Bus error|Floating point exception"
+    r"|free\(\)|double free|munmap_chunk|terminate called|corrupted "
+    r"|Fatal Python error|Current thread|Thread 0x|  File \".*\", line \d+"
+    r"|error: |warning: |\d+: +(?:tvm|TVM)|Check failed"
+    r"|(?:Output|Result|Results|Expected|Actual|Got|Error|Log|Logs)\s*:\s*$)"
+)
+
+
+# A shell prompt line: "$ python repro.py", "(venv) user@host:~$ ls", "PS C:\\> python x.py".
+SHELL_LINE_RE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|PS [^>]*>)\s")
+
+
+PROSE_LINE_RE = re.compile(r"^[A-Z][a-z']+(?:,? [A-Za-z'(),]+){3,}[.:!?]?\s*$")
+
+
+STRONG_START_RE = re.compile(
+    r"^\s*(?:import\s+[A-Za-z_][\w.]*|from\s+[\w.]+\s+import\s+\S)"
+)
+
+
+# Code pasted without its imports: "x = relay.var(...)", "@T.prim_func", "with tvm.target...".
+WEAK_START_RE = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_]\w*)*\s*=\s*[A-Za-z_][\w.]*\(|"
+    r"@(?:tvm\.|T\.|R\.|I\.|relax\.|tir\.)|with tvm\.)"
+)
+
+
+TVM_NAMES_RE = re.compile(r"\b(?:tvm|relay|relax|tir|te|topi|T|R|I)\.\w")
+
+
+IPY_IN_RE = re.compile(r"^\s*In \[\d*\]: ?")
+
+
+IPY_CONT_RE = re.compile(r"^\s*\.\.\.+: ?")
+
+
+SHELL_PROMPT = r"(?:[^\s$#>]*[$#%>]\s*|PS [^>]*>\s*|\(\S+\)\s*[$#]?\s*)?"
+
+
+PY_EXE = r"(?:python(?:\d(?:\.\d+)?)?|py)(?:\.exe)?"
+
+
+PY_DASH_C_RE = re.compile(rf"(?:^|[\s`'\"$>;&|(]){PY_EXE}((?:\s+-[A-Za-z]+)*)\s+-c\s+(?=\S)")
+
+
+PY_REPL_RE = re.compile(rf"^\s*{SHELL_PROMPT}{PY_EXE}(?:\s+-[iuqBE]+)*\s*$")
+
+
+PY_FILE_RE = re.compile(
+    rf"(?:^|[\s`'\"$>;&|(=]){PY_EXE}((?:\s+-[A-Za-z]+)*)\s+((?:[\w.~-]*[/\\])*[\w.-]+\.py)\b([^\n`]*)"
+)
+
+
+PYTEST_RE = re.compile(r"(?:^|[\s`$>])(?:python\d?\s+-m\s+)?pytest\b([^\n`]*)")
+
+
+TEST_FILE_RE = re.compile(r"(?:^|[/\\])(?:test_[\w-]*|[\w-]*_test)\.py$")
+
+
+ATTACH_RE = re.compile(
+    r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]*(?:user-attachments|/files/|/assets/)[^)\s]*|"
+    r"https?://[^)\s]+\.(?:zip|tar|gz|tgz|7z|rar|py|ipynb|onnx|pt|pth|pb|tflite|txt|log|json|so))\)"
+)
+
+
+TEMPLATE_RE = re.compile(
+    r"What you were expecting|What actually happened|Preferably a minimal script|"
+    r"Any environment details, such as|A clear and concise description|"
+    r"Steps to reproduce the behavior|\bPlease describe\b|<!--.*?-->",
+    re.IGNORECASE,
+)
+
+
+HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+
+
+SECTION_WORDS_RE = re.compile(
+    r"steps to reproduce|to reproduce|reproduc|expected behaviou?r|actual behaviou?r|environment|"
+    r"triage|description|additional context|error|output|log|traceback",
+    re.IGNORECASE,
+)
+
+
+VARIANT_RE = re.compile(
+    r"\b(?:works?|working|worked|succeeds?|succeeded|successfully|passes|passed|runs fine|is fine|"
+    r"no (?:error|problem|issue|crash)s?|work-?around|instead|alternatively|expected (?:output|result)|"
+    r"correct (?:output|result|version)|fixed version|without (?:the )?(?:error|bug|crash))\b",
+    re.IGNORECASE,
+)
+
+
+INCOMPLETE_RE = re.compile(
+    r"\bnot (?:copying|pasting|including|posting|sharing|showing) (?:it|them|that|all|here|"
+    r"the (?:whole|full|entire|rest|code|model|script|program))\b|"
+    r"\b(?:can'?t|cannot|could not|couldn'?t|unable to) (?:share|post|include|paste|disclose|"
+    r"release) (?:the|my|it|all|this|our)\b|"
+    r"\b(?:rest|part|parts|remainder) of (?:the|my|our) (?:code|script|model|program) "
+    r"(?:is |are |was |were )?(?:omitted|left out|not shown|not included)|"
+    r"\b(?:left|cut) out\b|\bpseudo-?code\b|"
+    r"\bincomplete (?:code|script|snippet|example)\b|"
+    r"\b(?:code|script|snippet|example) is (?:incomplete|not complete|not runnable)\b|"
+    r"\brather involved\b|\btoo (?:long|large|big|complex) to (?:post|paste|share|include)\b",
+    re.IGNORECASE,
+)
+
+
+REPRO_WORDS_RE = re.compile(r"\b(?:repro|reproduc\w*|minimal|mre|mwe)\b", re.IGNORECASE)
+
+
+ENV_SECTION_RE = re.compile(r"^\s*(?:environment|env|system info|versions?)\b", re.IGNORECASE)
+
+
+SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'",
+                        "\u00a0": " ", "\u2212": "-"})
+
+
+SMALLER_RE = re.compile(
+    r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified|updated|"
+    r"cleaner|self-contained|standalone|stand-alone|complete|full|new)\s+"
+    r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
+    r"case|mre|mwe)\b|"
+    r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"
+    r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b",
+    re.IGNORECASE,
+)
+
+
+FIX_RE = re.compile(
+    r"\b(?:fix|fixed|fixes|patch|patched|after (?:applying|changing|adding|removing)|"
+    r"with (?:the|this|my) (?:change|changes|modification)|resolved?|solved?)\b",
+    re.IGNORECASE,
+)
+
+
+REPRO_SECTION_RE = re.compile(
+    r"^\W*(?:steps to reproduce|to reproduce|how to reproduce|reproduc\w*|repro\b|"
+    r"(?:code|script|steps) to reproduce|minimal (?:code|example|script|repro\w*)|"
+    r"(?:sample|example|test) (?:code|script)|code\b)",
+    re.IGNORECASE,
+)
+
+
+RESULT_SECTION_RE = re.compile(
+    r"^\W*(?:expected|actual|observed|current)\s+(?:behaviou?r|results?|outputs?)",
+    re.IGNORECASE,
+)
+
+
+# A section title without markdown: "Steps to reproduce", "Expected behavior:", "Environment".
+PLAIN_TITLE_RE = re.compile(
+    r"^\s*(?:steps to reproduce|to reproduce|how to reproduce|reproduction|minimal reproduction|"
+    r"(?:expected|actual|observed|current) (?:behaviou?r|results?|outputs?)|environment)\s*:?\s*$",
+    re.IGNORECASE,
+)
+
+
+VERSION_WORDS_RE = re.compile(
+    r"\b(?:versions?|environment|env|commit|installed|pip list|build info|system info)\b",
+    re.IGNORECASE,
+)
+
+
+VERSION_OUT_RE = re.compile(
+    r"^\s*['\"]?v?\d+\.\d+[\w.+-]*['\"]?\s*$"
+    # or build information such as ``libinfo()`` prints: ``USE_CUDA: ON``, ``GIT_COMMIT_HASH: ab12``
+    r"|^\s*[A-Z][A-Z0-9_]{2,}:\s*\S"
+)
+
+
+# "This will produce the following IRModule:", "which outputs:": what follows is output.
+OUTPUT_INTRO_RE = re.compile(
+    r"\b(?:produces?|prints?|outputs?|gives?|returns?|results? in|shows?|displays?|got|dumps?)\b"
+    r"[^.\n]{0,60}:\s*$",
+    re.IGNORECASE,
+)
+
+
+# An import statement quoted in prose: "import tvm", `from tvm import relay`.
+PROSE_IMPORT_RE = re.compile(
+    r"[\"`“]((?:import\s+[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*"
+    r"|from\s+[A-Za-z_][\w.]*\s+import\s+[\w, ]+?))[\"`”]"
+)
+
+
+OUTPUT_PROSE_RE = re.compile(
+    r"\b(?:output|outputs|prints?|printed|print-?out|results?|gives?|got|returns?|shows?|"
+    r"displays?|log|stdout|stderr)\b\W*$",
+    re.IGNORECASE,
+)
+
+
+OUTPUT_LABEL_RE = re.compile(r"^\W*[\w .()/+-]{1,40}:\W*$")
+
+
+NOT_OUTPUT_LABEL_RE = re.compile(
+    r"\b(?:code|script|repro\w*|example|snippet|steps?|test\w*|program|source|minimal|"
+    r"python|run|running|usage|input|model|following|this|here)\b",
+    re.IGNORECASE,
+)
+
+
+OUTPUT_SECTION_RE = re.compile(
+    r"^\W*(?:(?:expected|actual|observed|current|wrong|incorrect|correct)\s+"
+    r"(?:behaviou?r|results?|outputs?|values?)|outputs?|results?|logs?|stdout|what happens)\b",
+    re.IGNORECASE,
+)
+
+
+ELISION_RE = re.compile(r"^\s*(?:\.{4,}|…+)\s*$")
+
+
+LINE_NO_RE = re.compile(r"^\s*(\d{1,5})(?:[:.|]\s?|\s|$)")
+
+
+IR_HEADER_RE = re.compile(r"^(\s*)#\s*((?:from tvm\.script import \w+ as \w+|import tvm)\s*)$",
+                           re.M)
+
+
+HTML_ENTITY_RE = re.compile(r"&(?:quot|lt|gt|amp|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
+
+
+PRE_OPEN_RE = re.compile(r"^(\s*)(?:<(?:pre|code)\b[^>]*>)+", re.I)
+
+
+PRE_CLOSE_RE = re.compile(r"(?:</(?:code|pre)>)+\s*$", re.I)
+
+
+SESSION_END_RE = re.compile(r"^\s*(?:exit|quit)\(\)\s*$")
+
+
+TB_FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+')
+
+
+SIMPLE_ASSIGN_RE = re.compile(r"^\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*=(?!=)\s*\S")
+
+
+HEREDOC_RE = re.compile(
+    r"^[^\n]*\bcat\s*>\s*['\"]?[\w./-]+\.py['\"]?\s*<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\s*$",
+    re.M | re.S,
+)
+
+
+CAT_RE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|%|#)\s*cat\s+[\w./-]+\.py\s*$")
+
+
+FILE_NAME = (r"[\w./\\~-]*[\w-]\.(?:onnx|pt|pth|pb|pbtxt|tflite|h5|keras|npy|npz|txt|json|"
+              r"params|so|tar|bin|pkl|pickle|csv|jpg|jpeg|png|mlir|ll|bc|ckpt|safetensors|"
+              r"caffemodel|prototxt|mar|engine|tmp)")
+
+
+FILE_ARG_RE = re.compile(rf"^{FILE_NAME}$", re.I)
+
+
+FILE_LITERAL_RE = re.compile(rf"[\"']{FILE_NAME}[\"']", re.I)
+
+
+PROMPT_LINE_RE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|PS [^>]*>|[A-Za-z]:\\[^>]*>)")
+
+
+HTML_LINE_RE = re.compile(r"^\s*</?(?:details|summary|p|div|br|hr|pre)\b[^>]*>.*$", re.I)
+
+
+ESCAPED_PROMPT_RE = re.compile(r"^(\s*)\\>\\?>\\?>(?= |$)")
+
+
+PY_VERSIONED_RE = re.compile(r"^(python|py|ipython)[-_ ]?\d+(?:\.\d+)*$")

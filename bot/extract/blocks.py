@@ -1,120 +1,62 @@
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass
+from dataclasses import replace
 
-from bot.extract.markdown import Block, Source, last_paragraph, probe_in_env, sentence_around
-from bot.extract.notes import Findings
+from bot.extract.candidates import Code, classify_block
+from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
+from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
     ENV_SECTION_RE,
     INCOMPLETE_RE,
     IR_HEADER_RE,
-    NOT_OUTPUT_LABEL_RE,
-    OUTPUT_LABEL_RE,
-    OUTPUT_PROSE_RE,
-    OUTPUT_SECTION_RE,
-    PLAIN_TAGS,
-    PY_TAGS,
     RESULT_SECTION_RE,
-    STRONG_START_RE,
-    TRACEBACK_RE,
     VARIANT_RE,
 )
 from bot.extract.pysyntax import (
-    REPR_CALLS,
-    call_tail,
-    dedent,
-    does_something,
     free_names,
     has_import,
     has_placeholder,
     imported_names,
     imports_only,
-    is_defs_only,
-    is_ir_dump,
-    is_version_probe,
-    looks_like_error_message,
     parse_py,
-    python_of,
     top_bindings,
-    value_like,
 )
+from bot.extract.rules import Seen, why_not
 from bot.models import Repro
-
-
-@dataclass
-class Code:
-    """A block turned into Python."""
-
-    block: Block
-    code: str
-    tree: ast.Module
-    kind: str  # "script" | "defs" | "ir" | "stmts" (assignments only) | "broken"
-    interactive: bool = False
-
-
-def classify_block(block: Block) -> Code | None:
-    lang = block.lang
-    if lang not in PY_TAGS and lang not in PLAIN_TAGS:
-        return None
-    got = python_of(block.text)
-    if got is None:
-        first = next((ln for ln in block.text.split("\n") if ln.strip()), "")
-        if (
-            lang in PY_TAGS
-            and STRONG_START_RE.match(first)
-            and not any(TRACEBACK_RE.match(ln) for ln in block.text.split("\n"))
-        ):
-            # Code with a genuine syntax error: running it says so (python-error).
-            dummy = ast.Module(body=[], type_ignores=[])
-            return Code(block, dedent(block.text), dummy, "broken")
-        return None
-    code, tree, interactive = got
-    if not tree.body or looks_like_error_message(tree, code):
-        return None
-    if not block.fenced and not has_import(tree):
-        return None  # an indented piece of code pasted without fences: see from_unfenced
-    if is_ir_dump(tree, code):
-        return Code(block, code, tree, "ir", interactive)
-    if is_defs_only(tree):
-        return Code(block, code, tree, "defs", interactive)
-    if not does_something(tree):
-        if block.fenced and all(isinstance(s, ast.Assign | ast.AnnAssign) for s in tree.body):
-            # ``m = Module``: no call, but the end of a script split over blocks (joined only
-            # when it uses what the script defines).
-            return Code(block, code, tree, "stmts", interactive)
-        return None
-    return Code(block, code, tree, "script", interactive)
 
 
 def depends(later: Code, earlier_defs: set[str]) -> bool:
     return bool(free_names(later.tree) & earlier_defs)
 
 
-def from_blocks(src: Source, blocks: list[Block], findings: Findings) -> Repro | None:
+def from_blocks(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
+    """The repro made of ``blocks`` (fenced or indented code): candidates read as Python, the
+    rules of :data:`bot.extract.rules.BLOCK_RULES` applied in order, then the blocks that go
+    together joined around the primary one."""
     codes: list[Code] = []
+    printed = False
     for b in blocks:
         c = classify_block(b)
         if c is None:
             continue
-        if is_printed_output(c):
-            findings.printed_output = True
+        rule = why_not(c, Seen(src, tuple(codes)))
+        if rule is not None:
+            printed = printed or rule.printed
             continue
-        if any(x.kind == "script" for x in codes) and is_printed_value(c.tree, b.prose):
-            continue  # what the script above printed
-        if c.kind == "script" and is_version_probe(c.tree) and probe_in_env(
-            src.text.split("\n"), b.start, b.end, b.section
-        ):
-            continue  # ``print(tvm.__version__)``: the environment, not the problem
         codes.append(c)
+    repro, notes = _joined(src, codes)
+    return repro, (replace(notes, printed_output=True) if printed else notes)
+
+
+def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
     scripts = [c for c in codes if c.kind == "script"]
     primary = pick_primary(scripts)
     if primary is None:
         broken = [c for c in codes if c.kind == "broken"]
         if broken:
             primary = broken[0]
-            return finish(src, [primary], n_scripts=1, findings=findings)
-        return None
+            return finish(src, [primary], n_scripts=1)
+        return None, NO_NOTES
     chain = [primary]
     defs = top_bindings(primary.tree)
     # Definitions (a function, a TVMScript module printed by the reporter) in other blocks that
@@ -152,7 +94,7 @@ def from_blocks(src: Source, blocks: list[Block], findings: Findings) -> Repro |
             defs |= top_bindings(c.tree)
         header = set()
     n_scripts = len(scripts) + sum(1 for c in chain if c.kind == "defs")
-    return finish(src, chain, n_scripts=n_scripts, findings=findings)
+    return finish(src, chain, n_scripts=n_scripts)
 
 
 def as_definitions(c: Code) -> Code:
@@ -191,17 +133,15 @@ def pick_primary(scripts: list[Code]) -> Code | None:
     return scripts[0]
 
 
-def finish(src: Source, chain: list[Code], *, n_scripts: int, findings: Findings) -> Repro | None:
+def finish(src: Source, chain: list[Code], *, n_scripts: int) -> tuple[Repro | None, Notes]:
     first = chain[0]
     para = last_paragraph(first.block.prose)
     incomplete = INCOMPLETE_RE.search(para)
     if incomplete:
-        findings.incomplete = sentence_around(para, incomplete.start(), incomplete.end())
-        return None
+        return None, Notes(incomplete=sentence_around(para, incomplete.start(), incomplete.end()))
     code = "\n".join(c.code.rstrip("\n") for c in chain) + "\n"
     if any(has_placeholder(c.tree) for c in chain):
-        findings.placeholder = True
-        return None
+        return None, Notes(placeholder=True)
     if len(chain) > 1 or n_scripts > 1:
         shape = "multi-block"
     elif first.interactive:
@@ -213,56 +153,10 @@ def finish(src: Source, chain: list[Code], *, n_scripts: int, findings: Findings
         script=code,
         blocks=tuple(c.block.label for c in chain),
         shape=shape,
-    )
+    ), NO_NOTES
 
 
-def is_printed_output(code: Code) -> bool:
-    """A block of printed values, wherever it stands (``[array([1., nan], dtype=float32)]``,
-    ``tensor([1, 2])``, ``T.max(a, b)``): it parses, but it is a program's output, not a program.
-
-    Only bare expressions (no import, assignment, def, loop, ``print``), and either every one
-    is a value (literals, containers, calls to repr-like names with value arguments), or the text
-    introduces the block as output ("Output:", "TVM:", a section "Actual behavior") and no
-    expression calls a method or a module function (``tvm.build(mod)`` is code)."""
-    tree = code.tree
-    if code.interactive or code.kind != "script" or has_import(tree) or not tree.body:
-        return False
-    if not all(isinstance(s, ast.Expr) for s in tree.body):
-        return False
-    values = [s.value for s in tree.body if isinstance(s, ast.Expr)]
-    if all(value_like(v) for v in values):
-        return True
-    if not introduced_as_output(code.block):
-        return False
-    calls = [n for v in values for n in ast.walk(v) if isinstance(n, ast.Call)]
-    # ``Result(value=3)``: the repr of an object; ``run_model()`` is a call.
-    return all(
-        value_like(c) or (isinstance(c.func, ast.Name) and c.func.id[:1].isupper()
-                           and all(value_like(a) for a in c.args)
-                           and all(value_like(k.value) for k in c.keywords))
-        for c in calls
-    )
 
 
-def introduced_as_output(block: Block) -> bool:
-    para = last_paragraph(block.prose).strip()
-    last = para.split("\n")[-1].strip() if para else ""
-    if OUTPUT_PROSE_RE.search(para):
-        return True
-    if last and OUTPUT_LABEL_RE.match(last) and not NOT_OUTPUT_LABEL_RE.search(last):
-        return True  # "ONNXRuntime:", "TVM:", "Output:", "On GPU:"
-    return not para and bool(OUTPUT_SECTION_RE.match(block.section))
 
 
-def is_printed_value(tree: ast.Module, prose: str) -> bool:
-    """A block of printed values (``array([1., 2.], dtype=float32)``) that happens to parse: no
-    imports, only expressions, and either introduced as output or made of repr-like calls."""
-    if has_import(tree) or not all(isinstance(s, ast.Expr) for s in tree.body):
-        return False
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    if any(call_tail(c) == "print" for c in calls):
-        return False
-    if OUTPUT_PROSE_RE.search(last_paragraph(prose).strip()):
-        return True
-    top = [s.value for s in tree.body if isinstance(s, ast.Expr)]
-    return all(not isinstance(v, ast.Call) or call_tail(v) in REPR_CALLS for v in top)

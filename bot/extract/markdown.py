@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from bot.extract.patterns import (
     ENV_SECTION_RE,
@@ -27,9 +28,20 @@ from bot.extract.pysyntax import is_error_output, parse_py
 
 @dataclass(frozen=True)
 class Source:
+    """One text of the issue (the body, a comment, the title), read once: its normalised text,
+    its lines and its code blocks (the markdown is parsed once per text, here)."""
+
     name: str  # "body" | "comment3" | "title"
     text: str
     by_author: bool
+    lines: tuple[str, ...] = ()
+    blocks: tuple[Block, ...] = ()
+
+
+def read_source(name: str, raw: str, *, by_author: bool = True) -> Source:
+    """``raw`` markdown as a :class:`Source`: normalised, split into lines, its blocks found."""
+    text = normalise(raw)
+    return Source(name, text, by_author, tuple(text.split("\n")), tuple(split_blocks(name, text)))
 
 
 @dataclass(frozen=True)
@@ -81,12 +93,11 @@ def normalise(text: str) -> str:
     return "\n".join(out)
 
 
-MD = MarkdownIt("commonmark")
+MD = MarkdownIt("commonmark").disable("inline")
 
 
-def split_blocks(src: Source) -> list[Block]:
-    text = repair_unclosed_fences(src.text)
-    tokens = MD.parse(text)
+def split_blocks(name: str, text: str) -> list[Block]:
+    text, tokens = repair_unclosed_fences(text)
     lines = text.split("\n")
     blocks: list[Block] = []
     prev_end = 0
@@ -103,7 +114,7 @@ def split_blocks(src: Source) -> list[Block]:
         prose = "\n".join(lines[prev_end:start])
         blocks.append(
             Block(
-                label=f"{src.name}#{len(blocks)}",
+                label=f"{name}#{len(blocks)}",
                 lang=lang,
                 text=tok.content,
                 prose=prose,
@@ -117,42 +128,49 @@ def split_blocks(src: Source) -> list[Block]:
     return blocks
 
 
-def repair_unclosed_fences(text: str) -> str:
-    """Close a fence the author left open before the next section heading.
+def repair_unclosed_fences(text: str) -> tuple[str, list[Token]]:
+    """Close a fence the author left open before the next section heading; the text and its
+    block tokens (one parse, and one more per repair: at most 8).
 
     An unclosed ```` ``` ```` shifts every later fence by one: the heading after it lands inside a
     code block and the script after it outside. When a block that is not Python ends with a
     markdown heading (only blank lines after it), the author forgot to close it there.
     """
+    tokens = MD.parse(text)
     for _ in range(8):
+        at = _unclosed_fence_end(text, tokens)
+        if at is None:
+            break
         lines = text.split("\n")
-        changed = False
-        for tok in MD.parse(text):
-            if tok.type != "fence" or not tok.map:
-                continue
-            start, end = tok.map
-            body = tok.content.split("\n")
-            if parse_py(tok.content) is not None:
-                continue
-            nonblank = [k for k, ln in enumerate(body) if ln.strip()]
-            if len(nonblank) < 2:
-                continue
-            last = nonblank[-1]
-            if not HEADING_RE.match(body[last]):
-                continue
-            fence_line = lines[start]
-            marker = fence_line.strip()[:3] if fence_line.strip()[:1] in "`~" else "```"
-            indent = fence_line[: len(fence_line) - len(fence_line.lstrip())]
-            insert_at = start + 1 + last
-            if insert_at >= end:
-                continue
-            lines.insert(insert_at, indent + marker)
-            text = "\n".join(lines)
-            changed = True
-            break
-        if not changed:
-            break
-    return text
+        lines.insert(at[0], at[1])
+        text = "\n".join(lines)
+        tokens = MD.parse(text)
+    return text, tokens
+
+
+def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | None:
+    """Where to insert the closing fence of the first fence left open, and the fence line."""
+    lines: list[str] | None = None
+    for tok in tokens:
+        if tok.type != "fence" or not tok.map:
+            continue
+        start, end = tok.map
+        body = tok.content.split("\n")
+        nonblank = [k for k, ln in enumerate(body) if ln.strip()]
+        if len(nonblank) < 2:
+            continue
+        last = nonblank[-1]
+        if not HEADING_RE.match(body[last]) or parse_py(tok.content) is not None:
+            continue
+        insert_at = start + 1 + last
+        if insert_at >= end:
+            continue
+        lines = lines or text.split("\n")
+        fence_line = lines[start]
+        marker = fence_line.strip()[:3] if fence_line.strip()[:1] in "`~" else "```"
+        indent = fence_line[: len(fence_line) - len(fence_line.lstrip())]
+        return insert_at, indent + marker
+    return None
 
 
 def is_quoted(text: str, block: Block) -> bool:

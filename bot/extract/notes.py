@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from bot.extract.markdown import Block, Source
+from bot.extract.markdown import Source
 from bot.extract.patterns import (
     ASK,
     ATTACH_RE,
@@ -20,52 +20,85 @@ from bot.extract.patterns import (
 )
 
 
-@dataclass
-class Findings:
-    """What was seen while searching, to explain a ``found=False``."""
+@dataclass(frozen=True)
+class Notes:
+    """What a pass saw while searching, to explain a ``found=False``. Passes return notes; the
+    pipeline combines them with :func:`merge` (nothing is changed in place)."""
 
     error_output: bool = False
-    attachments: list[str] = field(default_factory=list)
-    test_commands: list[str] = field(default_factory=list)
-    file_commands: list[str] = field(default_factory=list)
+    attachments: tuple[str, ...] = ()
+    test_commands: tuple[str, ...] = ()
+    file_commands: tuple[str, ...] = ()
     template: bool = False
-    incomplete: str = ""
+    incomplete: str = ""  # the sentence saying the code is incomplete
     placeholder: bool = False
     other_code: bool = False
     printed_output: bool = False  # a block of printed values was seen (and is not a script)
     native: str = ""  # the tag of a C/C++/CUDA block ("cpp"), the only code in the issue
 
+    @property
+    def held_back(self) -> bool:
+        """The code shown is described as incomplete or has placeholders: nothing to run."""
+        return bool(self.incomplete or self.placeholder)
 
-def notes_of(src: Source, blocks: list[Block], findings: Findings) -> None:
+
+NO_NOTES = Notes()
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return a + tuple(x for x in dict.fromkeys(b) if x not in a)
+
+
+def merge(a: Notes, b: Notes) -> Notes:
+    """``a`` then ``b``: flags or-ed, lists joined without repeats, the first text kept."""
+    if b == NO_NOTES:
+        return a
+    return Notes(
+        error_output=a.error_output or b.error_output,
+        attachments=_union(a.attachments, b.attachments),
+        test_commands=_union(a.test_commands, b.test_commands),
+        file_commands=_union(a.file_commands, b.file_commands),
+        template=a.template or b.template,
+        incomplete=a.incomplete or b.incomplete,
+        placeholder=a.placeholder or b.placeholder,
+        other_code=a.other_code or b.other_code,
+        printed_output=a.printed_output or b.printed_output,
+        native=a.native or b.native,
+    )
+
+
+def notes_of(src: Source) -> Notes:
+    """What a text without a script shows instead: error output, attachments, commands that run
+    files the issue does not hold, template text, code in other languages."""
     text = src.text
-    if any(TRACEBACK_RE.match(ln) for ln in text.split("\n")) or any(
-        ERROR_LINE_RE.match(ln) or "Check failed" in ln or "Segmentation fault" in ln
-        for ln in text.split("\n")
-    ):
-        findings.error_output = True
-    for m in ATTACH_RE.finditer(text):
-        name = m.group(1).strip()
-        if name not in findings.attachments:
-            findings.attachments.append(name)
+    error_output = any(
+        TRACEBACK_RE.match(ln) or "Check failed" in ln or "Segmentation fault" in ln
+        or ERROR_LINE_RE.match(ln)
+        for ln in src.lines
+    )
+    attachments = tuple(dict.fromkeys(m.group(1).strip() for m in ATTACH_RE.finditer(text)))
+    tests: list[str] = []
+    files: list[str] = []
     for m in PY_FILE_RE.finditer(text):
         fname = m.group(2)
         cmd = " ".join(f"python {fname}".split())
         if TEST_FILE_RE.search(fname) or "tests/python" in fname.replace("\\", "/"):
-            if cmd not in findings.test_commands:
-                findings.test_commands.append(cmd)
-        elif "setup.py" not in fname and cmd not in findings.file_commands:
-            findings.file_commands.append(cmd)
-    for m in PYTEST_RE.finditer(text):
-        findings.test_commands.append(("pytest" + m.group(1)).strip()[:80])
-    if src.name == "body" and len(TEMPLATE_RE.findall(text)) >= 2:
-        findings.template = True
-    if any(b.lang and b.lang not in PY_TAGS | PLAIN_TAGS | SHELL_TAGS for b in blocks):
-        findings.other_code = True
-    for b in blocks:
-        if not findings.native and (
-            b.lang in NATIVE_TAGS or (b.lang in PLAIN_TAGS and looks_native(b.text))
-        ):
-            findings.native = b.lang or "C++"
+            tests.append(cmd)
+        elif "setup.py" not in fname:
+            files.append(cmd)
+    tests.extend(("pytest" + m.group(1)).strip()[:80] for m in PYTEST_RE.finditer(text))
+    blocks = src.blocks
+    native = next((b.lang or "C++" for b in blocks
+                   if b.lang in NATIVE_TAGS or (b.lang in PLAIN_TAGS and looks_native(b.text))), "")
+    return Notes(
+        error_output=error_output,
+        attachments=attachments,
+        test_commands=tuple(dict.fromkeys(tests)),
+        file_commands=tuple(dict.fromkeys(files)),
+        template=src.name == "body" and len(TEMPLATE_RE.findall(text)) >= 2,
+        other_code=any(b.lang and b.lang not in PY_TAGS | PLAIN_TAGS | SHELL_TAGS for b in blocks),
+        native=native,
+    )
 
 
 def looks_native(text: str) -> bool:
@@ -75,7 +108,7 @@ def looks_native(text: str) -> bool:
     return hits >= 2 or (hits == 1 and any(ln.rstrip().endswith(";") for ln in lines))
 
 
-def no_repro_shape(f: Findings) -> str:
+def no_repro_shape(f: Notes) -> str:
     """How the issue presents its (unrunnable) reproduction, in the order ``reason_for`` explains."""
     if f.incomplete or f.placeholder:
         return "none"
@@ -88,7 +121,7 @@ def no_repro_shape(f: Findings) -> str:
     return "none"
 
 
-def reason_for(f: Findings) -> str:
+def reason_for(f: Notes) -> str:
     if f.incomplete:
         return (
             f'The code in the issue is described as incomplete ("{f.incomplete}"), so running it '

@@ -30,20 +30,21 @@ the repro; ``Repro.reason`` then carries a note naming the file.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from bot.extract.args import with_args
 from bot.extract.blocks import from_blocks
+from bot.extract.candidates import own_blocks
 from bot.extract.files import with_file_note
 from bot.extract.markdown import (
     Block,
     Source,
-    is_quoted,
     last_paragraph,
     normalise,
+    read_source,
     sentence_around,
-    split_blocks,
 )
-from bot.extract.notes import Findings, no_repro_shape, notes_of, reason_for
+from bot.extract.notes import NO_NOTES, merge, no_repro_shape, notes_of, reason_for
 from bot.extract.patterns import (
     FIX_RE,
     INCOMPLETE_RE,
@@ -60,35 +61,32 @@ from bot.models import Issue, Repro
 
 def extract_repro(issue: Issue) -> Repro:
     """The repro script of ``issue`` (or ``found=False`` with a reason for the comment)."""
-    sources = [Source("body", normalise(issue.body), True)]
-    others: list[Source] = []
+    sources = [read_source("body", issue.body)]
+    others: list[tuple[str, str]] = []
     for n, c in enumerate(issue.comments, start=1):
-        src = Source(f"comment{n}", normalise(c.body), True)
         if issue.author and c.author == issue.author:
-            sources.append(src)
+            sources.append(read_source(f"comment{n}", c.body))
         else:
-            others.append(Source(src.name, src.text, False))
-    findings = Findings()
+            others.append((f"comment{n}", c.body))
+    notes = NO_NOTES
     all_author_text = "\n".join(s.text for s in sources)
 
     held_back = ""  # the body says its code is incomplete and shows none
     fallback: Repro | None = None  # a script offered as the working variant
-    for src in sources:
-        blocks = split_blocks(src)
-        if src.name != "body":
-            # Code quoted in a reply is someone else's (a suggestion being answered).
-            blocks = [b for b in blocks if not is_quoted(src.text, b)]
-        repro = from_blocks(src, blocks, findings)
-        if repro is None and not (findings.incomplete or findings.placeholder):
-            repro = (
-                shell_in_blocks(blocks)
-                or from_unfenced(src, blocks, findings)
-                or shell_in_prose(src, blocks)
-            )
+    for k, src in enumerate(sources):
+        blocks = own_blocks(src)
+        repro, seen = from_blocks(src, blocks)
+        notes = merge(notes, seen)
+        if repro is None and not notes.held_back:
+            repro = shell_in_blocks(blocks)
+            if repro is None:
+                repro, seen = from_unfenced(src, blocks)
+                notes = merge(notes, seen)
+            repro = repro or shell_in_prose(src, blocks)
         if repro is not None and held_back and not SMALLER_RE.search(src.text):
             # The body said the real code is left out; a comment's snippet not offered as a
             # complete repro is that partial code, moved.
-            findings.incomplete = held_back
+            notes = replace(notes, incomplete=held_back)
             break
         if repro is not None and offered_as_working(blocks, repro):
             # "Doing it the other way works: ```...```" and no failing script in this source:
@@ -96,10 +94,10 @@ def extract_repro(issue: Issue) -> Repro:
             fallback = fallback or repro
             continue
         if repro is not None:
-            later = later_smaller_repro(sources[sources.index(src) + 1 :])
+            later = later_smaller_repro(sources[k + 1 :])
             return with_file_note(with_args(later or repro, all_author_text))
-        notes_of(src, blocks, findings)
-        if src.name == "body" and not findings.incomplete:
+        notes = merge(notes, notes_of(src))
+        if src.name == "body" and not notes.incomplete:
             m = INCOMPLETE_RE.search(src.text)
             if m:
                 held_back = sentence_around(src.text, m.start(), m.end())
@@ -107,25 +105,24 @@ def extract_repro(issue: Issue) -> Repro:
     if fallback is not None:
         return with_file_note(with_args(fallback, all_author_text))
 
-    for src in others:
-        if not REPRO_WORDS_RE.search(src.text):
+    for name, raw in others:
+        if not REPRO_WORDS_RE.search(raw):
             continue
-        blocks = [b for b in split_blocks(src) if not is_quoted(src.text, b)]
-        repro = from_blocks(src, blocks, Findings())
+        other = read_source(name, raw, by_author=False)
+        repro, _ = from_blocks(other, own_blocks(other))
         if repro is not None:
             return with_file_note(repro)
 
-    title = Source("title", normalise(issue.title), True)
-    repro = shell_dash_c(title.text, "title")
+    repro = shell_dash_c(normalise(issue.title), "title")
     if repro is not None:
         return repro
-    if findings.error_output and not (findings.incomplete or findings.placeholder):
+    if notes.error_output and not notes.held_back:
         # 'when I run "import tvm" it fails with: <traceback>': the one statement is the repro.
         for src in sources:
             repro = import_named_in_prose(src)
             if repro is not None:
                 return repro
-    return Repro(found=False, shape=no_repro_shape(findings), reason=reason_for(findings))
+    return Repro(found=False, shape=no_repro_shape(notes), reason=reason_for(notes))
 
 
 def import_named_in_prose(src: Source) -> Repro | None:
@@ -155,12 +152,12 @@ def later_smaller_repro(later: list[Source]) -> Repro | None:
     """The author's latest comment that offers a smaller / minimal / updated repro ("here is a
     smaller repro:", "updated script") replaces the one found earlier."""
     for src in reversed(later):
-        blocks = [b for b in split_blocks(src) if not is_quoted(src.text, b)]
-        repro = from_blocks(src, blocks, Findings())
+        blocks = own_blocks(src)
+        repro, _ = from_blocks(src, blocks)
         if repro is None:
             continue
         first = next(b for b in blocks if b.label == repro.blocks[0])
-        intro = "\n".join(src.text.split("\n")[: first.start])
+        intro = "\n".join(src.lines[: first.start])
         m = SMALLER_RE.search(intro)
         if VARIANT_RE.search(last_paragraph(first.prose)) or FIX_RE.search(
             last_paragraph(first.prose)

@@ -6,12 +6,14 @@ import textwrap
 
 from bot.extract.patterns import (
     BUILTINS,
+    CONTINUATION_RE,
     ELISION_RE,
     ERROR_LINE_RE,
     IPY_CONT_RE,
     IPY_IN_RE,
     LINE_NO_RE,
     OUTPUT_LINE_RE,
+    PROMPT_RE,
     PROSE_LINE_RE,
     SHELL_LINE_RE,
     SMART,
@@ -209,11 +211,11 @@ def strip_prompts(lines: list[str]) -> str | None:
     seen = False
     failed = False  # an error was printed: later statements are side checks, not the repro
     for ln in lines:
-        m = re.match(r"^(\s*)>>> ?(.*)$", ln) or re.match(r"^(\s*)>>>$", ln)
+        m = PROMPT_RE.match(ln)
         if (m or IPY_IN_RE.match(ln)) and failed:
             break
         if m:
-            out.append(m.group(2) if m.lastindex and m.lastindex >= 2 else "")
+            out.append(m.group(2) or "")
             in_code = seen = True
             continue
         m = IPY_IN_RE.match(ln)
@@ -222,7 +224,7 @@ def strip_prompts(lines: list[str]) -> str | None:
             in_code = seen = True
             continue
         if in_code:
-            m = re.match(r"^\s*\.\.\.(?: (.*))?$", ln)
+            m = CONTINUATION_RE.match(ln)
             if m:
                 out.append(m.group(1) or "")
                 continue
@@ -245,7 +247,7 @@ def is_error_output(line: str) -> bool:
 
 
 def has_prompts(lines: list[str]) -> bool:
-    return any(re.match(r"^\s*>>>( |$)", ln) or IPY_IN_RE.match(ln) for ln in lines)
+    return any(PROMPT_RE.match(ln) or IPY_IN_RE.match(ln) for ln in lines)
 
 
 def cut_at_output(code: str) -> str | None:

@@ -13,6 +13,7 @@ from bot.extract.patterns import (
     PY_REPL_RE,
     PY_TAGS,
     SHELL_LINE_RE,
+    SHELL_SESSION_LINE_RE,
     SHELL_TAGS,
     VERSION_WORDS_RE,
 )
@@ -111,7 +112,7 @@ def shell_session(text: str, label: str) -> Repro | None:
             continue
         code_lines: list[str] = []
         for nxt in lines[k + 1 :]:
-            m = re.match(r"^\s*(?:\$|>>>|\.\.\.|In \[\d*\]:)\s?(.*)$", nxt)
+            m = SHELL_SESSION_LINE_RE.match(nxt)
             if m:
                 code_lines.append(m.group(1))
                 continue

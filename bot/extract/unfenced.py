@@ -15,14 +15,16 @@ from bot.extract.markdown import (
     sentence_around,
     unhtml,
 )
-from bot.extract.notes import Findings
+from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
+    CONTINUATION_RE,
     HEADING_RE,
     INCOMPLETE_RE,
     MAX_UNFENCED_LINES,
     MAX_UNFENCED_PARSES,
     MAX_UNFENCED_RUNS,
     OUTPUT_INTRO_RE,
+    PROMPT_RE,
     PY_REPL_RE,
     REPRO_SECTION_RE,
     RESULT_SECTION_RE,
@@ -52,8 +54,9 @@ from bot.extract.pysyntax import (
 from bot.models import Repro
 
 
-def from_unfenced(src: Source, blocks: list[Block], findings: Findings) -> Repro | None:
-    lines = [unhtml(ln) for ln in src.text.split("\n")]
+def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
+    """Code pasted without fences (scraped reports, ``<pre>`` HTML, ``>>>`` sessions)."""
+    lines = [unhtml(ln) for ln in src.lines]
     # Fenced blocks are not prose: blank them out with a line that never parses.
     for b in (b for b in blocks if b.fenced):
         for k in range(b.start, min(b.end, len(lines))):
@@ -62,9 +65,9 @@ def from_unfenced(src: Source, blocks: list[Block], findings: Findings) -> Repro
     session = unfenced_session(lines)
     if session is not None and (not runs or session[0] < runs[0][0]):
         return Repro(found=True, script=session[1], blocks=(f"{src.name}:unfenced",),
-                     shape="interactive")
+                     shape="interactive"), NO_NOTES
     if not runs:
-        return None
+        return None, NO_NOTES
     sections = [section_above(lines, r[0]) for r in runs]
     # Code under "Steps to reproduce" beats code under "Expected/Actual behavior" (the latter is
     # usually the one line the reporter expects to work, quoted from the repro).
@@ -93,13 +96,13 @@ def from_unfenced(src: Source, blocks: list[Block], findings: Findings) -> Repro
     before = last_paragraph("\n".join(lines[max(0, first_start - 8) : first_start]))
     incomplete = INCOMPLETE_RE.search(before)
     if incomplete:
-        findings.incomplete = sentence_around(before, incomplete.start(), incomplete.end())
-        return None
+        return None, Notes(incomplete=sentence_around(before, incomplete.start(), incomplete.end()))
     script = "\n".join(c.rstrip("\n") for _, _, c in chain) + "\n"
     whole = parse_py(script)
     if whole is None or has_placeholder(whole):
-        return None
-    return Repro(found=True, script=script, blocks=(f"{src.name}:unfenced",), shape="unfenced")
+        return None, NO_NOTES
+    return Repro(found=True, script=script, blocks=(f"{src.name}:unfenced",),
+                 shape="unfenced"), NO_NOTES
 
 
 def one_line_statements(
@@ -135,7 +138,7 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     failure being reported); statements typed after it are the reporter's side checks. With no
     error shown, the first session (up to a blank line after output or prose) is the script.
     """
-    first = next((k for k, ln in enumerate(lines) if re.match(r"^\s*>>>( |$)", ln)), None)
+    first = next((k for k, ln in enumerate(lines) if PROMPT_RE.match(ln)), None)
     if first is None:
         return None
     prev = next((ln for ln in reversed(lines[:first]) if ln.strip()), "")
@@ -147,13 +150,13 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     in_output = False
     earlier: list[str] | None = None  # a finished session that showed no error
     for ln in lines[first:]:
-        m = re.match(r"^\s*>>>(?: (.*))?$", ln)
-        c = re.match(r"^\s*\.\.\.(?: (.*))?$", ln) if pending and not in_output else None
+        m = PROMPT_RE.match(ln)
+        c = CONTINUATION_RE.match(ln) if pending and not in_output else None
         if m:
             if failed:
                 break
             stmts.extend(pending)
-            pending = [m.group(1) or ""]
+            pending = [m.group(2) or ""]
             in_output = False
             if SESSION_END_RE.match(pending[0]):
                 # ``exit()``: the reporter starts another interpreter; a later session that

@@ -136,7 +136,7 @@ def own_blocks(src: Source) -> list[Block]:
     say it fails for them too (then the quoted script is their repro)."""
     if src.name == "body":
         return list(src.blocks)
-    quoted = [b for b in src.blocks if is_quoted(src.text, b)]
+    quoted = [b for b in src.blocks if is_quoted(src.lines, b)]
     if quoted and quoted_fails_too(src):
         return list(src.blocks)
     return [b for b in src.blocks if b not in quoted]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -36,12 +37,15 @@ class Source:
     by_author: bool
     lines: tuple[str, ...] = ()
     blocks: tuple[Block, ...] = ()
+    sections: tuple[str, ...] = ()  # the section each line stands in (see sections_by_line)
 
 
 def read_source(name: str, raw: str, *, by_author: bool = True) -> Source:
     """``raw`` markdown as a :class:`Source`: normalised, split into lines, its blocks found."""
     text = normalise(raw)
-    return Source(name, text, by_author, tuple(text.split("\n")), tuple(split_blocks(name, text)))
+    lines = text.split("\n")
+    return Source(name, text, by_author, tuple(lines), tuple(split_blocks(name, text)),
+                  tuple(sections_by_line(lines)))
 
 
 @dataclass(frozen=True)
@@ -173,8 +177,9 @@ def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | Non
     return None
 
 
-def is_quoted(text: str, block: Block) -> bool:
-    lines = text.split("\n")[block.start : block.end]
+def is_quoted(src_lines: Sequence[str], block: Block) -> bool:
+    """Every line of ``block`` is quoted with ``>`` (a reply quoting someone)."""
+    lines = src_lines[block.start : block.end]
     return bool(lines) and all(ln.lstrip().startswith(">") for ln in lines if ln.strip())
 
 
@@ -183,7 +188,21 @@ def last_paragraph(prose: str) -> str:
     return parts[-1] if parts else ""
 
 
-def section_above(lines: list[str], start: int) -> str:
+def sections_by_line(lines: Sequence[str]) -> list[str]:
+    """``section_above(lines, k)`` for every ``k`` in ``0..len(lines)``, in one pass."""
+    out: list[str] = []
+    current = ""
+    for k, ln in enumerate(lines):
+        out.append(current)
+        if HEADING_RE.match(ln) and not is_code_comment(ln):
+            current = ln.strip().lstrip("#").strip()
+        elif PLAIN_TITLE_RE.match(ln) and (k == 0 or not lines[k - 1].strip()):
+            current = ln.strip().rstrip(":").strip()
+    out.append(current)
+    return out
+
+
+def section_above(lines: Sequence[str], start: int) -> str:
     """The text of the nearest markdown heading above line ``start`` ("" if none); in text that
     lost its markdown (a forum scrape), a line alone that names a section ("Steps to reproduce",
     "Actual behavior") is one."""
@@ -233,14 +252,16 @@ def unhtml(line: str) -> str:
     return line
 
 
-def probe_in_env(lines: list[str], start: int, end: int, section: str = "", *,
-                  env: bool = False) -> bool:
+def probe_in_env(lines: Sequence[str], start: int, end: int, section: str = "", *,
+                  env: bool = False, above: str | None = None) -> bool:
     """A version probe at lines ``start:end`` shown as the environment: under an environment
     section, introduced with words about versions, or followed by the version it printed -- and
     no error under it (then the probe failing is the problem)."""
     if error_after(lines, start):
         return False
-    if env or ENV_SECTION_RE.match(section or section_above(lines, start)):
+    if env or ENV_SECTION_RE.match(
+        section or (section_above(lines, start) if above is None else above)
+    ):
         return True
     if VERSION_WORDS_RE.search(" ".join(lines[max(0, start - 3) : start + 1])):
         return True

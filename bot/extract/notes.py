@@ -6,6 +6,7 @@ from bot.extract.markdown import Source
 from bot.extract.patterns import (
     ASK,
     ATTACH_RE,
+    ATTACHMENT_URL_RE,
     ERROR_LINE_RE,
     NATIVE_LINE_RE,
     NATIVE_TAGS,
@@ -76,7 +77,9 @@ def notes_of(src: Source) -> Notes:
         or ERROR_LINE_RE.match(ln)
         for ln in src.lines
     )
-    attachments = tuple(dict.fromkeys(m.group(1).strip() for m in ATTACH_RE.finditer(text)))
+    attachments = tuple(dict.fromkeys(
+        m.group(1).strip() for m in ATTACH_RE.finditer(text) if ATTACHMENT_URL_RE.search(m.group(2))
+    ))
     tests: list[str] = []
     files: list[str] = []
     for m in PY_FILE_RE.finditer(text):

@@ -143,9 +143,12 @@ PYTEST_RE = Pattern(r"(?:^|[\s`$>])(?:python\d?\s+-m\s+)?pytest\b([^\n`]*)")
 
 TEST_FILE_RE = Pattern(r"(?:^|[/\\])(?:test_[\w-]*|[\w-]*_test)\.py$")
 
-ATTACH_RE = Pattern(
-    r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]*(?:user-attachments|/files/|/assets/)[^)\s]*|"
-    r"https?://[^)\s]+\.(?:zip|tar|gz|tgz|7z|rar|py|ipynb|onnx|pt|pth|pb|tflite|txt|log|json|so))\)"
+# A markdown link (not an image): label, URL. Whether the URL is an attachment is checked after
+# the match (ATTACHMENT_URL_RE): one pattern with both would backtrack over long URLs.
+ATTACH_RE = Pattern(r"(?<!!)\[([^\[\]\n]{1,300})\]\((https?://[^()\s]{1,2000})\)")
+ATTACHMENT_URL_RE = Pattern(
+    r"user-attachments|/files/|/assets/|"
+    r"\.(?:zip|tar|gz|tgz|7z|rar|py|ipynb|onnx|pt|pth|pb|tflite|txt|log|json|so)$"
 )
 
 TEMPLATE_RE = Pattern(

@@ -47,7 +47,7 @@ def _output_of_script_above(c: Code, seen: Seen) -> bool:
 def _environment_probe(c: Code, seen: Seen) -> bool:
     b = c.block
     return c.kind == "script" and is_version_probe(c.tree) and probe_in_env(
-        seen.src.lines, b.start, b.end, b.section
+        seen.src.lines, b.start, b.end, b.section, above=seen.src.sections[b.start]
     )
 
 

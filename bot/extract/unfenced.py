@@ -11,7 +11,7 @@ from bot.extract.markdown import (
     is_section_heading,
     last_paragraph,
     probe_in_env,
-    section_above,
+    sections_by_line,
     sentence_around,
     unhtml,
 )
@@ -68,7 +68,8 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
                      shape="interactive"), NO_NOTES
     if not runs:
         return None, NO_NOTES
-    sections = [section_above(lines, r[0]) for r in runs]
+    above = sections_by_line(lines)
+    sections = [above[r[0]] for r in runs]
     # Code under "Steps to reproduce" beats code under "Expected/Actual behavior" (the latter is
     # usually the one line the reporter expects to work, quoted from the repro).
     pick = next((k for k, sec in enumerate(sections) if REPRO_SECTION_RE.match(sec)), None)
@@ -86,7 +87,7 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
         if VARIANT_RE.search(before) or re.search(r"^\s*or\b", before, re.I | re.M):
             continue
         if OUTPUT_INTRO_RE.search(before) or (
-            RESULT_SECTION_RE.match(section_above(lines, start))
+            RESULT_SECTION_RE.match(above[start])
             and not RESULT_SECTION_RE.match(sections[pick])
         ):
             continue  # "This prints the following module:", code under "Actual behavior"
@@ -188,12 +189,16 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     return first, code
 
 
-def in_traceback(lines: list[str], i: int) -> bool:
-    """Line ``i`` is the source line under a traceback frame (``File "x.py", line 8, ...``)."""
-    j = i - 1
-    while j >= 0 and not lines[j].strip():
-        j -= 1
-    return j >= 0 and bool(TB_FRAME_RE.match(lines[j]))
+def under_frames(lines: list[str]) -> list[bool]:
+    """For each line: it is the source line under a traceback frame (``File "x.py", line 8``),
+    blank lines between allowed. One pass."""
+    out: list[bool] = []
+    frame = False  # the last non-blank line so far is a frame line
+    for ln in lines:
+        out.append(frame)
+        if ln.strip():
+            frame = bool(TB_FRAME_RE.match(ln))
+    return out
 
 
 def code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
@@ -203,8 +208,9 @@ def code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:
     i = 0
     n = len(lines)
     floor = 0  # lines above this belong to an earlier run
+    in_traceback = under_frames(lines)
     while i < n:
-        if in_traceback(lines, i):
+        if in_traceback[i]:
             # The source line Python prints under a traceback frame is not code to run.
             i += 1
             continue

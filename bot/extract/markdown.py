@@ -265,9 +265,9 @@ def probe_in_env(lines: Sequence[str], start: int, end: int, section: str = "", 
         return True
     if VERSION_WORDS_RE.search(" ".join(lines[max(0, start - 3) : start + 1])):
         return True
-    return any(VERSION_OUT_RE.match(ln) for ln in lines[end : end + 4] + lines[start:end])
+    return any(VERSION_OUT_RE.match(ln) for ln in [*lines[end : end + 4], *lines[start:end]])
 
 
-def error_after(lines: list[str], end: int, span: int = 15) -> bool:
+def error_after(lines: Sequence[str], end: int, span: int = 15) -> bool:
     """An error is shown in the ``span`` lines from ``end`` (what a probe printed)."""
     return any(is_error_output(ln) for ln in lines[end : end + span])

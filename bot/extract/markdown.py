@@ -87,10 +87,12 @@ def normalise(text: str) -> str:
     after them is a fence (CommonMark would otherwise keep it inside the HTML block)."""
     lines = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     # ``\>>>``: a prompt escaped so that markdown would not quote it.
-    lines = unwrap_multiline_spans([ESCAPED_PROMPT_RE.sub(r"\1>>>", ln) for ln in lines])
+    lines = unwrap_multiline_spans(
+        [ESCAPED_PROMPT_RE.sub(r"\1>>>", ln) if "\\>" in ln else ln for ln in lines]
+    )
     out: list[str] = []
     for ln in lines:
-        if HTML_LINE_RE.match(ln) and not ln.lstrip().startswith("<pre"):
+        if "<" in ln and HTML_LINE_RE.match(ln) and not ln.lstrip().startswith("<pre"):
             out.extend(["", ln, ""])
         else:
             out.append(ln)
@@ -194,6 +196,8 @@ def sections_by_line(lines: Sequence[str]) -> list[str]:
     current = ""
     for k, ln in enumerate(lines):
         out.append(current)
+        if not ln or not ln.strip():
+            continue
         if HEADING_RE.match(ln) and not is_code_comment(ln):
             current = ln.strip().lstrip("#").strip()
         elif PLAIN_TITLE_RE.match(ln) and (k == 0 or not lines[k - 1].strip()):
@@ -246,7 +250,8 @@ def sentence_around(text: str, start: int, end: int) -> str:
 
 def unhtml(line: str) -> str:
     """Code pasted in ``<pre><code>`` HTML: tags off, ``&quot;`` and friends decoded."""
-    line = PRE_CLOSE_RE.sub("", PRE_OPEN_RE.sub(r"\1", line))
+    if "<" in line:
+        line = PRE_CLOSE_RE.sub("", PRE_OPEN_RE.sub(r"\1", line))
     if "&" in line and HTML_ENTITY_RE.search(line):
         line = html.unescape(line)
     return line

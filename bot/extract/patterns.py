@@ -10,39 +10,43 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 
 class Pattern:
-    """A regular expression compiled on first use."""
+    """A regular expression compiled on first use; after that, its methods are the compiled
+    pattern's own (no wrapper on the per-line hot paths)."""
 
-    __slots__ = ("_flags", "_re", "_source")
+    __slots__ = ("_flags", "_source", "findall", "finditer", "match", "search", "sub")
+    match: Callable[..., re.Match[str] | None]
+    search: Callable[..., re.Match[str] | None]
+    finditer: Callable[..., Iterator[re.Match[str]]]
+    findall: Callable[..., list[Any]]
+    sub: Callable[..., str]
 
     def __init__(self, source: str, flags: int = 0) -> None:
         self._source = source
         self._flags = flags
-        self._re: re.Pattern[str] | None = None
+        for name in _METHODS:
+            setattr(self, name, self._first_use(name))
+
+    def _first_use(self, name: str) -> Callable[..., Any]:
+        def first(*args: Any, **kwargs: Any) -> Any:
+            return getattr(self.compiled, name)(*args, **kwargs)
+
+        return first
 
     @property
     def compiled(self) -> re.Pattern[str]:
-        if self._re is None:
-            self._re = re.compile(self._source, self._flags)
-        return self._re
+        compiled = re.compile(self._source, self._flags)
+        for name in _METHODS:
+            setattr(self, name, getattr(compiled, name))
+        return compiled
 
-    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.compiled.match(text, pos)
 
-    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.compiled.search(text, pos)
+_METHODS = ("match", "search", "finditer", "findall", "sub")
 
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text)
-
-    def findall(self, text: str) -> list[str]:
-        return self.compiled.findall(text)
-
-    def sub(self, repl: str, text: str) -> str:
-        return self.compiled.sub(repl, text)
 
 # The Python prompt (the one definition): ``>>> code``, or ``>>>`` alone; group 2 is the code.
 PROMPT = ">>>"

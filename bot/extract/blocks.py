@@ -35,15 +35,18 @@ def from_blocks(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
     together joined around the primary one."""
     codes: list[Code] = []
     printed = False
+    seen = Seen(src)
     for b in blocks:
         c = classify_block(b)
         if c is None:
             continue
-        rule = why_not(c, Seen(src, tuple(codes)))
+        rule = why_not(c, seen)
         if rule is not None:
             printed = printed or rule.printed
             continue
         codes.append(c)
+        if c.kind == "script" and not seen.script_above:
+            seen = Seen(src, script_above=True)
     repro, notes = _joined(src, codes)
     return repro, (replace(notes, printed_output=True) if printed else notes)
 
@@ -58,12 +61,13 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
             return finish(src, [primary], n_scripts=1)
         return None, NO_NOTES
     chain = [primary]
+    primary_free = free_names(primary.tree)  # once: it is checked against every block
     defs = top_bindings(primary.tree)
     # Definitions (a function, a TVMScript module printed by the reporter) in other blocks that
     # the driver uses go before it: those above it, then those the text shows after it.
     used: set[int] = set()
     for c in reversed([c for c in codes if c.block.start < primary.block.start]):
-        if c.kind in ("defs", "ir") and depends(primary, top_bindings(c.tree)):
+        if c.kind in ("defs", "ir") and bool(primary_free & top_bindings(c.tree)):
             chain.insert(0, as_definitions(c))
             defs |= top_bindings(c.tree)
             used.add(id(c))
@@ -73,7 +77,7 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
             continue
         if VARIANT_RE.search(last_paragraph(c.block.prose)):
             continue
-        if depends(primary, top_bindings(c.tree) - defs):
+        if bool(primary_free & (top_bindings(c.tree) - defs)):
             chain.insert(at, as_definitions(c))
             at += 1
             defs |= top_bindings(c.tree)

@@ -19,11 +19,11 @@ from bot.extract.pysyntax import is_version_probe
 
 @dataclass(frozen=True)
 class Seen:
-    """What the filter knows when it judges a candidate: the text it stands in, and the
-    candidates taken before it."""
+    """What the filter knows when it judges a candidate: the text it stands in, and whether a
+    script was taken before it."""
 
     src: Source
-    taken: tuple[Code, ...] = ()
+    script_above: bool = False
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def _printed_output(c: Code, seen: Seen) -> bool:
 
 
 def _output_of_script_above(c: Code, seen: Seen) -> bool:
-    return any(x.kind == "script" for x in seen.taken) and is_printed_value(c.tree, c.block.prose)
+    return seen.script_above and is_printed_value(c.tree, c.block.prose)
 
 
 def _environment_probe(c: Code, seen: Seen) -> bool:

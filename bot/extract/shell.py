@@ -73,10 +73,21 @@ def shell_in_prose(src: Source, blocks: list[Block]) -> Repro | None:
     )
 
 
+# How many ``python -c`` commands of one text are read, and how far the quoted code may run:
+# each read is linear in what follows it, so both are bounded (a real issue has a few short ones).
+MAX_DASH_C_TRIES = 50
+MAX_DASH_C_CHARS = 20_000
+# Likewise for ``$ python`` sessions: how many are read, and how many lines each may have.
+MAX_SESSIONS = 20
+MAX_SESSION_LINES = 500
+
+
 def shell_dash_c(text: str, label: str, *, env: bool = False) -> Repro | None:
     """``python -c "..."``; ``env``: the text stands in an environment section."""
-    for m in PY_DASH_C_RE.finditer(text):
-        rest = text[m.end():]
+    for tries, m in enumerate(PY_DASH_C_RE.finditer(text)):
+        if tries >= MAX_DASH_C_TRIES:
+            break  # a text of hundreds of ``python -c``: bounded work, not a repro search
+        rest = text[m.end() : m.end() + MAX_DASH_C_CHARS]
         code = first_shell_word(rest)
         if not code:
             continue
@@ -107,11 +118,15 @@ def first_shell_word(rest: str) -> str:
 def shell_session(text: str, label: str) -> Repro | None:
     """``$ python`` followed by the statements typed into it (with ``$``/``>>>`` prompts)."""
     lines = text.split("\n")
+    tries = 0
     for k, ln in enumerate(lines):
         if not PY_REPL_RE.match(ln):
             continue
+        tries += 1
+        if tries > MAX_SESSIONS:
+            break  # hundreds of ``$ python`` lines: bounded work
         code_lines: list[str] = []
-        for nxt in lines[k + 1 :]:
+        for nxt in lines[k + 1 : k + 1 + MAX_SESSION_LINES]:
             m = SHELL_SESSION_LINE_RE.match(nxt)
             if m:
                 code_lines.append(m.group(1))

@@ -1,18 +1,32 @@
 """Find the runnable repro script in an issue.
 
 Pure: ``extract_repro(issue)`` looks at markdown text only (no I/O, nothing is executed; Python
-is only *parsed* with ``ast``). The order of search:
+is only *parsed* with ``ast``).
+
+The package is a few passes over plain values (see ``SOURCE_PASSES`` below): each text is read
+once (:mod:`bot.extract.markdown`: normalised, markdown parsed once, code blocks found); code
+blocks become candidates (:mod:`bot.extract.candidates`), which the ordered table of named
+rules in :mod:`bot.extract.rules` filters; what is left is joined and ranked
+(:mod:`bot.extract.blocks`). Other passes find code without fences (:mod:`bot.extract.unfenced`)
+and Python in shell (:mod:`bot.extract.shell`); :mod:`bot.extract.args` reads the command-line
+arguments the author names, :mod:`bot.extract.files` the local files the script reads, and
+:mod:`bot.extract.notes` turns what the passes saw into the reason for a ``found=False``.
+Passes return values and notes; nothing is changed in place.
+
+The order of search:
 
 1. the issue body, then each of the author's comments, one source at a time; in each source:
    a. code blocks (fenced or indented): scripts are told from tracebacks, logs, shell lines,
       program output and IR dumps (a block of bare printed values such as ``[array([1.],
-      dtype=float32)]`` is output wherever it stands, whatever its fence tag); ``>>>`` sessions are turned into scripts (up to the statement
-      whose output is an error); a repro split over several blocks is joined when a later block
-      uses what an earlier one defines (and the text does not present it as a working variant);
-      a TVMScript module printed by the reporter goes before the driver that uses it;
+      dtype=float32)]`` is output wherever it stands, whatever its fence tag); ``>>>`` sessions
+      are turned into scripts (up to the statement whose output is an error); a repro split
+      over several blocks is joined when a later block uses what an earlier one defines (and
+      the text does not present it as a working variant); a TVMScript module printed by the reporter goes before the driver that uses it;
    b. code pasted without fences (scraped reports, forum posts, ``<pre>`` HTML, ``>>>``
       sessions), preferring code under "Steps to reproduce" over "Expected behavior";
    c. Python wrapped in shell: ``python -c "..."`` lines and ``$ python`` sessions;
+   In a comment, code quoted with ``> `` is someone else's (a suggestion being answered), unless
+   the author's own words say it fails for them too: then the quoted script is the repro.
    A later comment of the author's that offers a smaller / minimal / updated repro replaces the
    one found earlier.
 2. code blocks in other people's comments that say they reproduce the problem;
@@ -30,7 +44,8 @@ the repro; ``Repro.reason`` then carries a note naming the file.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from bot.extract.args import with_args
 from bot.extract.blocks import from_blocks
@@ -44,7 +59,7 @@ from bot.extract.markdown import (
     read_source,
     sentence_around,
 )
-from bot.extract.notes import NO_NOTES, merge, no_repro_shape, notes_of, reason_for
+from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, reason_for
 from bot.extract.patterns import (
     FIX_RE,
     INCOMPLETE_RE,
@@ -57,6 +72,35 @@ from bot.extract.pysyntax import imported_names, imports_only, parse_py
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.unfenced import from_unfenced
 from bot.models import Issue, Repro
+
+
+@dataclass(frozen=True)
+class SourcePass:
+    """One way of finding the repro in one text: returns it (or ``None``) and what it saw."""
+
+    name: str
+    find: Callable[[Source, list[Block]], tuple[Repro | None, Notes]]
+    # The text shows code described as incomplete or with placeholders: later passes would only
+    # find that same code again, so the search in this text ends.
+    ends_if_held_back: bool = False
+
+
+def _shell_in_blocks(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
+    return shell_in_blocks(blocks), NO_NOTES
+
+
+def _shell_in_prose(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
+    return shell_in_prose(src, blocks), NO_NOTES
+
+
+# The passes over one text (the body, then each of the author's comments), in order; the first
+# that finds a repro wins.
+SOURCE_PASSES: tuple[SourcePass, ...] = (
+    SourcePass("code blocks", from_blocks, ends_if_held_back=True),
+    SourcePass("python in shell code blocks", _shell_in_blocks),
+    SourcePass("code pasted without fences", from_unfenced),
+    SourcePass("python in shell lines of the prose", _shell_in_prose),
+)
 
 
 def extract_repro(issue: Issue) -> Repro:
@@ -75,14 +119,12 @@ def extract_repro(issue: Issue) -> Repro:
     fallback: Repro | None = None  # a script offered as the working variant
     for k, src in enumerate(sources):
         blocks = own_blocks(src)
-        repro, seen = from_blocks(src, blocks)
-        notes = merge(notes, seen)
-        if repro is None and not notes.held_back:
-            repro = shell_in_blocks(blocks)
-            if repro is None:
-                repro, seen = from_unfenced(src, blocks)
-                notes = merge(notes, seen)
-            repro = repro or shell_in_prose(src, blocks)
+        repro = None
+        for step in SOURCE_PASSES:
+            repro, seen = step.find(src, blocks)
+            notes = merge(notes, seen)
+            if repro is not None or (step.ends_if_held_back and notes.held_back):
+                break
         if repro is not None and held_back and not SMALLER_RE.search(src.text):
             # The body said the real code is left out; a comment's snippet not offered as a
             # complete repro is that partial code, moved.

@@ -96,3 +96,24 @@ def test_arguments_in_prose(name: str, prose: str, args: tuple[str, ...]) -> Non
     repro = extract_repro(Issue("[Bug] target crash", body, author="a"))
     assert repro.found
     assert repro.args == args
+
+
+def test_markdown_is_parsed_once_per_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5 MB issue took 24 s when each stage parsed the markdown again: each text of the issue
+    (body, the author's comments, another's comment that mentions a repro) is parsed once."""
+    from bot.extract import markdown
+
+    calls: list[int] = []
+    real_parse = markdown.MD.parse
+
+    def counting_parse(src: str, env: object = None) -> list:  # type: ignore[type-arg]
+        calls.append(len(src))
+        return real_parse(src, env)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(markdown.MD, "parse", counting_parse)
+    later = "Here is a smaller repro:\n\n" + F + "python\n" + SCRIPT + F + "\n"
+    issue = Issue("x", "It fails:\n\n" + F + "python\n" + SCRIPT + F + "\n", author="a",
+                  comments=(Comment("a", "Same on 0.18."), Comment("b", "I can reproduce it."),
+                            Comment("a", later)))
+    assert extract_repro(issue).found
+    assert len(calls) <= 3  # body and two author comments; the other's comment is not needed

@@ -4,7 +4,7 @@ import re
 import shlex
 from dataclasses import replace
 
-from bot.extract.patterns import PROMPT_LINE_RE, PY_FILE_RE, TEST_FILE_RE
+from bot.extract.patterns import PROMPT_LINE_RE, PY_FILE_RE, SHELL_PROMPT_START_RE, TEST_FILE_RE
 from bot.models import Repro
 
 # The longest command line the bot passes on (arguments joined): far above any real repro's
@@ -63,7 +63,7 @@ def in_code_context(text: str, start: int, end: int) -> bool:
         return True
     stripped = line.lstrip()
     return stripped.startswith(("$", "python", "py ", "#", ">", "(")) or bool(
-        re.match(r"^\s*(?:\S+@\S+[$#]|PS [^>]*>|[A-Za-z]:\\[^>]*>)", line)
+        SHELL_PROMPT_START_RE.match(line)
     )
 
 

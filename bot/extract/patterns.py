@@ -111,7 +111,11 @@ OUTPUT_LINE_RE = Pattern(
 )
 
 # A shell prompt line: "$ python repro.py", "(venv) user@host:~$ ls", "PS C:\\> python x.py".
-SHELL_LINE_RE = Pattern(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|PS [^>]*>)\s")
+# Pieces of shell prompts, written so that no two quantifiers compete for the same characters
+# (``\S*@\S*[$#]`` is quadratic on a line of ``@``): a virtualenv ``(venv) ``, ``user@host:~$``.
+VENV = r"\([^\s()]+\)\s*"
+USER_AT_HOST = r"[^\s@]*@[^\s$#]*[$#]"
+SHELL_LINE_RE = Pattern(rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|PS [^>]*>)\s")
 
 PROSE_LINE_RE = Pattern(r"^[A-Z][a-z']+(?:,? [A-Za-z'(),]+){3,}[.:!?]?\s*$")
 
@@ -131,7 +135,7 @@ IPY_IN_RE = Pattern(r"^\s*In \[\d*\]: ?")
 
 IPY_CONT_RE = Pattern(r"^\s*\.\.\.+: ?")
 
-SHELL_PROMPT = r"(?:[^\s$#>]*[$#%>]\s*|PS [^>]*>\s*|\(\S+\)\s*[$#]?\s*)?"
+SHELL_PROMPT = rf"(?:[^\s$#>]*[$#%>]\s*|PS [^>]*>\s*|{VENV}[$#]?\s*)?"
 
 PY_EXE = r"(?:python(?:\d(?:\.\d+)?)?|py)(?:\.exe)?"
 
@@ -281,7 +285,7 @@ ELISION_RE = Pattern(r"^\s*(?:\.{4,}|…+)\s*$")
 
 LINE_NO_RE = Pattern(r"^\s*(\d{1,5})(?:[:.|]\s?|\s|$)")
 
-IR_HEADER_RE = Pattern(r"^(\s*)#\s*((?:from tvm\.script import \w+ as \w+|import tvm)\s*)$",
+IR_HEADER_RE = Pattern(r"^([ \t]*)#[ \t]*((?:from tvm\.script import \w+ as \w+|import tvm)[ \t]*)$",
                            re.M)
 
 HTML_ENTITY_RE = Pattern(r"&(?:quot|lt|gt|amp|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
@@ -301,7 +305,7 @@ HEREDOC_RE = Pattern(
     re.M | re.S,
 )
 
-CAT_RE = Pattern(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|%|#)\s*cat\s+[\w./-]+\.py\s*$")
+CAT_RE = Pattern(rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|%|#)\s*cat\s+[\w./-]+\.py\s*$")
 
 FILE_NAME = (r"[\w./\\~-]*[\w-]\.(?:onnx|pt|pth|pb|pbtxt|tflite|h5|keras|npy|npz|txt|json|"
               r"params|so|tar|bin|pkl|pickle|csv|jpg|jpeg|png|mlir|ll|bc|ckpt|safetensors|"
@@ -311,7 +315,9 @@ FILE_ARG_RE = Pattern(rf"^{FILE_NAME}$", re.I)
 
 FILE_LITERAL_RE = Pattern(rf"[\"']{FILE_NAME}[\"']", re.I)
 
-PROMPT_LINE_RE = Pattern(r"^\s*(?:\(\S+\)\s*)?(?:\S*@\S*[$#]|\$|PS [^>]*>|[A-Za-z]:\\[^>]*>)")
+# A line starting with a prompt that names the user or the drive: ``user@host$``, ``PS C:\\>``.
+SHELL_PROMPT_START_RE = Pattern(rf"^\s*(?:{USER_AT_HOST}|PS [^>]*>|[A-Za-z]:\\[^>]*>)")
+PROMPT_LINE_RE = Pattern(rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|PS [^>]*>|[A-Za-z]:\\[^>]*>)")
 
 HTML_LINE_RE = Pattern(r"^\s*</?(?:details|summary|p|div|br|hr|pre)\b[^>]*>.*$", re.I)
 

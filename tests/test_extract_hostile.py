@@ -52,3 +52,34 @@ def test_a_70_kb_argument_line_is_a_no_repro_with_a_reason() -> None:
     assert not repro.found
     assert repro.args == ()
     assert "command line of" in repro.reason and str(MAX_ARGS_CHARS) in repro.reason
+
+
+def _scan_all(name: str) -> None:
+    from bot.extract import patterns
+
+    pattern = getattr(patterns, name)
+    for body in BODIES.values():
+        for _ in pattern.finditer(body):
+            pass
+        for line in body.split("\n"):
+            pattern.match(line)
+            pattern.search(line)
+
+
+def _pattern_names() -> list[str]:
+    from bot.extract import patterns
+
+    return sorted(n for n, v in vars(patterns).items() if isinstance(v, patterns.Pattern))
+
+
+@pytest.mark.parametrize("name", _pattern_names())
+def test_every_pattern_is_fast_on_every_hostile_body(name: str) -> None:
+    """Each regex of the extractor, over every hostile body as a whole and line by line."""
+    proc = multiprocessing.get_context("fork").Process(target=_scan_all, args=(name,))
+    proc.start()
+    proc.join(HANG_GUARD_S)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        pytest.fail(f"pattern {name} still scanning the hostile bodies after {HANG_GUARD_S} s")
+    assert proc.exitcode == 0

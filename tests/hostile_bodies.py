@@ -1,7 +1,8 @@
 """Pathological issue bodies at GitHub's size limit (65,536 characters), for the hang guard in
-``tests/test_extract_hostile.py`` and for benchmarks (``from tests.hostile_bodies import
-hostile_bodies``). Each class once: a repeated markdown / regex-special character, alternating
-pairs, one long line, many lines, deep nesting of quotes, lists and ``<details>``."""
+``tests/test_extract_hostile.py`` and for benchmarks (with ``tests/`` on ``sys.path``:
+``from hostile_bodies import hostile_bodies``). Each class once: a repeated markdown /
+regex-special character, alternating pairs, one long line, many lines, deep nesting of quotes,
+lists and ``<details>``."""
 
 from __future__ import annotations
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import multiprocessing
 
 import pytest
+from hostile_bodies import MAX_BODY, hostile_bodies  # tests/ is on sys.path (rootdir conftest)
 
 from bot.extract import extract_repro
 from bot.extract.args import MAX_ARGS_CHARS
 from bot.models import Comment, Issue
-from tests.hostile_bodies import MAX_BODY, hostile_bodies
 
 BODIES = hostile_bodies()
 HANG_GUARD_S = 30

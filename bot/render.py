@@ -380,7 +380,7 @@ def _run_line(t: Triage, shown_signature: str) -> str:
 
 def _commit_link(build: BuildInfo | None, commit: str, width: int) -> str:
     """The commit as code, linked to its page when the build's repository has one."""
-    url = commit_url(build.source if build else "", commit)
+    url = commit_url(build.source, commit) if build is not None else ""
     span = code_span(commit[:width])
     return f"[{span}]({url})" if url else span
 

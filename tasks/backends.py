@@ -1,0 +1,438 @@
+"""The sandbox backends behind one small interface, chosen once at start.
+
+A backend is an object (the shape of Read the Docs' build environments): made once from the
+typed config by :func:`make_sandbox`, checked once at worker start (:meth:`Sandbox.check`),
+then asked for each run to
+
+* ``prepare(spec)``: everything the run needs (command line, fds, cgroup, leased uid, scratch)
+  as a :class:`Launch`; the runner (``tasks.runner``) starts and watches it the same way for
+  every backend (time, output, memory/process/disk limits);
+* ``exit_status(launch, watched)``: decode how the run ended, or raise ``InfraError`` when
+  the sandbox itself failed before the script started;
+* ``cleanup(launch)``: release everything, whatever happened.
+
+Backends: ``bwrap`` (bubblewrap namespaces + cgroup; the default), ``docker`` (one container
+per run from ``sandbox.docker_image``) and ``none`` (no isolation, development only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from bot.config import SandboxConfig
+from bot.errors import InfraError
+from bot.models import RunLimits
+from tasks import sandbox as sb
+
+if TYPE_CHECKING:
+    from tasks.runner import Watched
+
+HOST_ENV = {"PATH": sb.SANDBOX_PATH, "LANG": "C.UTF-8"}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run, as the runner asks for it."""
+
+    script: str
+    python: str
+    args: tuple[str, ...] = ()
+    gpu: bool = False
+    pass_env: Mapping[str, str] = field(default_factory=dict)
+    cache_dir: Path | None = None
+
+
+@dataclass
+class Launch:
+    """What the runner starts and watches for one run (made by ``Sandbox.prepare``)."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+    status_r: int | None = None  # read end of the launcher's status pipe
+    cgroup: sb.Cgroup | None = None
+    cwd: str | None = None
+    env: Mapping[str, str] | None = None
+    stdin_data: bytes | None = None
+    on_kill: Callable[[], None] | None = None
+    watch_disk: bool = False  # the runner reads the sandbox's tmpfs fill level
+    poll_tree: bool = True  # without a cgroup, poll the process tree through /proc
+    close_after_start: list[int] = field(default_factory=list)  # our copies of passed fds
+    # Backend-private things to release in cleanup().
+    lease: sb.UidLease | None = None
+    paths: list[Path] = field(default_factory=list)
+    name: str = ""
+
+    def started(self) -> None:
+        """The process runs: close our copies of the fds it inherited."""
+        sb.close_fds(self.close_after_start)
+        self.close_after_start = []
+
+
+class Sandbox(ABC):
+    """One sandbox backend (see the module docstring)."""
+
+    name: ClassVar[str]
+
+    def __init__(self, config: SandboxConfig, *, cache_dir: Path | None = None) -> None:
+        self.config = config
+        self.cache_dir = cache_dir
+
+    @property
+    def limits(self) -> RunLimits:
+        return self.config.limits
+
+    @abstractmethod
+    def check(self) -> str:
+        """Can this backend run scripts here? A one-line summary, or InfraError with how to
+        fix it (never a fallback to another backend)."""
+
+    @abstractmethod
+    def prepare(self, spec: RunSpec) -> Launch:
+        """Make everything one run needs; InfraError when our side cannot."""
+
+    @abstractmethod
+    def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
+        """(exit code, signal) of the script; InfraError when the sandbox failed to start it."""
+
+    def cleanup(self, launch: Launch) -> None:
+        """Release what ``prepare`` made (always called, also after errors)."""
+        launch.started()
+        if launch.status_r is not None:
+            with contextlib.suppress(OSError):
+                os.close(launch.status_r)
+            launch.status_r = None
+        if launch.cgroup is not None:
+            launch.cgroup.remove()
+        for p in launch.paths:
+            with contextlib.suppress(OSError):
+                p.rmdir()
+        if launch.lease is not None:
+            launch.lease.release()
+
+
+def nofile_limit() -> int:
+    """The run's open-files limit: ``SANDBOX_NOFILE``, or less if our own hard limit is."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard == resource.RLIM_INFINITY:
+        return sb.SANDBOX_NOFILE
+    return max(64, min(sb.SANDBOX_NOFILE, int(hard)))
+
+
+def limits_summary() -> str:
+    s = sb.cgroup_support()
+    if s.version:
+        return f"memory/process limits: cgroup v{s.version}"
+    return f"memory/process limits: polled via /proc ({s.why})"
+
+
+# --------------------------------------------------------------------------- bwrap
+
+
+class BwrapSandbox(Sandbox):
+    """bubblewrap: new user/pid/net/ipc/uts/cgroup namespaces, a read-only root of /usr and the
+    interpreter, a size- and inode-limited scratch, seccomp, a per-run cgroup; a root worker
+    runs each sandbox as a host uid of its own (see ``tasks.sandbox``)."""
+
+    name = "bwrap"
+
+    def _bwrap(self) -> str:
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            raise InfraError(
+                "sandbox backend 'bwrap' but no `bwrap` command: install bubblewrap "
+                "(apt-get install bubblewrap), or choose sandbox.backend: docker"
+            )
+        return bwrap
+
+    def check(self) -> str:
+        bwrap = self._bwrap()
+        try:
+            self._host_uid(None)  # refuses uid 0
+            r = subprocess.run(sb.bwrap_smoke_argv(bwrap),
+                               capture_output=True, text=True, timeout=30, env=HOST_ENV)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise InfraError(f"bwrap did not run: {e}. {sb.USERNS_HELP}") from e
+        if "disable-userns" in r.stderr:  # unknown option: bubblewrap older than 0.8.0
+            raise InfraError(
+                f"bwrap is too old ({r.stderr.strip()[-200:]}): reprobot needs bubblewrap "
+                ">= 0.8.0 for --disable-userns (a script in a nested user namespace could "
+                "raise its own memory and process limits); upgrade bubblewrap or use "
+                "sandbox.backend: docker"
+            )
+        if r.returncode != 0 or r.stdout.strip() != "ok":
+            raise InfraError(
+                f"bwrap cannot create its sandbox here "
+                f"({r.stderr.strip()[-300:] or r.returncode}). {sb.USERNS_HELP}"
+            )
+        if shutil.which("unshare") is None:
+            raise InfraError("the bwrap backend needs `unshare` (util-linux) for the run's "
+                             "own namespace limits: install util-linux")
+        version = subprocess.run([bwrap, "--version"], capture_output=True,
+                                 text=True).stdout.strip()
+        who = (f"worker is root: each sandbox runs as its own host uid from a pool of "
+               f"{sb.UID_POOL_SIZE} when the interpreter is world-reachable, else as a "
+               "capability-less host uid 0" if os.geteuid() == 0
+               else f"sandbox runs as host uid {os.geteuid()}")
+        return (f"sandbox: {version or 'bwrap'} (user/pid/net/ipc/uts/cgroup namespaces ok; "
+                f"{who}; nofile {nofile_limit()}, inotify "
+                f"{sb.SANDBOX_INOTIFY_INSTANCES}); " + limits_summary())
+
+    def _host_uid(self, interp: sb.Interpreter | None) -> bool:
+        """Whether to run bwrap as a leased host uid: only a root worker can, and only when
+        that uid can reach the interpreter (every directory above it searchable by others);
+        otherwise bwrap runs as our own uid (as root: mapped to a capability-less uid 0,
+        hardened by a read-only /proc/sys and the seccomp filter)."""
+        if self.config.uid == 0:
+            raise InfraError("sandbox.uid must not be 0 (root)")
+        if os.geteuid() != 0:
+            return False
+        return interp is None or all(sb.reachable_by_others(d) for d in interp.binds)
+
+    def prepare(self, spec: RunSpec) -> Launch:
+        bwrap = self._bwrap()
+        unshare = shutil.which("unshare")
+        if unshare is None:
+            raise InfraError("no `unshare` command: install util-linux")
+        interp = sb.interpreter_layout(spec.python, spec.cache_dir or self.cache_dir)
+        limits, cfg = self.limits, self.config
+        setpriv = None
+        if self._host_uid(interp):
+            setpriv = shutil.which("setpriv")
+            if setpriv is None:
+                raise InfraError("the worker runs as root but `setpriv` (util-linux) is "
+                                 "missing: install util-linux, or run the worker as a "
+                                 "non-root user")
+        launch = Launch(argv=[], watch_disk=True, name="bwrap")
+        status_w = -1
+        try:
+            if setpriv is not None:
+                launch.lease = sb.lease_uid()
+            status_r, status_w = os.pipe()
+            launch.status_r = status_r
+            launch.close_after_start.append(status_w)
+            script_fd = sb.data_fd(spec.script.encode("utf-8", "surrogateescape"),
+                                   sb.SCRIPT_NAME)
+            launch.close_after_start.append(script_fd)
+            etc = sb.etc_fds(cfg.uid)
+            launch.close_after_start += etc.values()
+            seccomp_fd = sb.data_fd(sb.seccomp_filter(), "seccomp")
+            launch.close_after_start.append(seccomp_fd)
+            scratch = Path(tempfile.mkdtemp(prefix="reprobot-run-"))
+            scratch.chmod(0o755)  # the leased uid must reach it to mount its tmpfs there
+            launch.paths.append(scratch)
+            env = sb.child_env(home=sb.SANDBOX_SCRATCH, tmpdir=sb.SANDBOX_TMP,
+                               pass_env=spec.pass_env)
+            inner = sb.bwrap_argv(
+                interp=interp, script_fd=script_fd, args=spec.args, env=env, limits=limits,
+                uid=cfg.uid, etc_fds=etc, seccomp_fd=seccomp_fd, status_fd=status_w,
+                gpu=spec.gpu, gpu_binds=sb.gpu_layout() if spec.gpu else None, bwrap=bwrap,
+                proc_hide=sb.proc_files_to_hide(), scratch_mount=str(scratch),
+            )
+            inner = sb.limits_wrapper_argv(str(scratch), limits, inner, unshare=unshare)
+            if launch.lease is not None and setpriv is not None:
+                inner = sb.drop_privileges_argv(launch.lease.uid, inner, setpriv)
+            launch.cgroup = sb.make_cgroup(limits)
+            launch.argv = sb.join_cgroup_argv(
+                launch.cgroup.procs_files if launch.cgroup else [], inner, status_fd=status_w,
+                nproc=None if launch.cgroup else limits.max_processes, nofile=nofile_limit(),
+            )
+            launch.pass_fds = tuple(launch.close_after_start)
+        except BaseException:
+            self.cleanup(launch)
+            raise
+        return launch
+
+    def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
+        from tasks.runner import decode_shell_status, parse_status, setup_failure
+
+        status = parse_status(watched.status)
+        if not watched.killed_by_us and watched.limit_hit is None and "exit-code" not in status:
+            raise InfraError(setup_failure("bwrap", watched))
+        if watched.killed_by_us:
+            return None, int(signal.SIGKILL)
+        if isinstance(status.get("exit-code"), int):
+            return decode_shell_status(int(str(status["exit-code"])))
+        if watched.returncode < 0:  # bwrap itself was killed (e.g. by the OOM killer)
+            return None, -watched.returncode
+        # the sandbox's init was killed before reporting: bwrap says 128+N
+        return decode_shell_status(watched.returncode)
+
+
+# --------------------------------------------------------------------------- docker
+
+
+class DockerSandbox(Sandbox):
+    """One ``docker run`` per run: no network, read-only root, size- and inode-limited tmpfs,
+    memory/pids/nofile limits, no capabilities, a host uid of its own; the script comes on
+    stdin. Nothing of the host is mounted."""
+
+    name = "docker"
+
+    def _docker(self) -> str:
+        docker = shutil.which("docker")
+        if docker is None:
+            raise InfraError("sandbox backend 'docker' but no `docker` command on PATH")
+        return docker
+
+    def check(self) -> str:
+        docker = self._docker()
+        image = self.config.docker_image
+        try:
+            r = subprocess.run([docker, "image", "inspect", "--format", "{{.Id}}", image],
+                               capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise InfraError(f"docker did not answer: {e}") from e
+        if r.returncode != 0:
+            raise InfraError(
+                f"docker cannot use image {image!r}: {r.stderr.strip()[-300:]} "
+                "(build it: docker build -f deploy/Dockerfile.runner -t reprobot-runner .)"
+            )
+        return (f"sandbox: docker image {image} (no network, read-only root, a host uid per "
+                f"run from a pool of {sb.UID_POOL_SIZE}, nofile {nofile_limit()})")
+
+    def prepare(self, spec: RunSpec) -> Launch:
+        docker = self._docker()
+        name = f"reprobot-{uuid.uuid4().hex[:16]}"
+        launch = Launch(argv=[], name=name, watch_disk=False, poll_tree=False)
+        try:
+            launch.lease = sb.lease_uid()
+            launch.argv = sb.docker_argv(
+                image=self.config.docker_image, name=name, python=spec.python,
+                args=spec.args, env=sb.docker_env(spec.pass_env), limits=self.limits,
+                uid=launch.lease.uid, gpu=spec.gpu, docker=docker, nofile=nofile_limit(),
+            )
+        except BaseException:
+            self.cleanup(launch)
+            raise
+        launch.stdin_data = spec.script.encode("utf-8", "surrogateescape")
+
+        def kill_container() -> None:
+            subprocess.run([docker, "kill", name], capture_output=True, timeout=30)
+
+        launch.on_kill = kill_container
+        return launch
+
+    def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
+        from tasks.runner import decode_shell_status, setup_failure
+
+        insp = subprocess.run(
+            [self._docker(), "inspect", "--format", "{{.State.OOMKilled}} {{.State.ExitCode}}",
+             launch.name], capture_output=True, text=True, timeout=60,
+        )
+        if insp.returncode != 0 and not watched.killed_by_us:
+            raise InfraError(setup_failure("docker", watched))
+        oom = insp.stdout.split()[:1] == ["true"]
+        if oom and watched.limit_hit is None:
+            watched.limit_hit = "memory"
+        if watched.killed_by_us:
+            return None, int(signal.SIGKILL)
+        if watched.returncode in (125, 126, 127) and not oom:
+            raise InfraError(setup_failure("docker", watched))
+        if _ENOSPC in watched.stderr.text() and watched.returncode != 0 and \
+                watched.limit_hit is None:
+            # the only writable places are the size- and inode-limited tmpfs mounts
+            watched.limit_hit = "disk"
+        return decode_shell_status(watched.returncode)
+
+    def cleanup(self, launch: Launch) -> None:
+        try:
+            if launch.name:
+                with contextlib.suppress(OSError, subprocess.SubprocessError):
+                    subprocess.run([self._docker(), "rm", "-f", launch.name],
+                                   capture_output=True, timeout=60)
+        finally:
+            super().cleanup(launch)
+
+
+_ENOSPC = "No space left on device"
+
+
+# --------------------------------------------------------------------------- none
+
+
+class NoSandbox(Sandbox):
+    """No isolation at all: the script runs as the worker's user (development only)."""
+
+    name = "none"
+
+    def check(self) -> str:
+        sb.warn_none_backend()
+        return "sandbox: none (UNSANDBOXED, development only); " + limits_summary()
+
+    def prepare(self, spec: RunSpec) -> Launch:
+        sb.warn_none_backend()
+        exe = sb._resolve_python(spec.python)
+        limits = self.limits
+        launch = Launch(argv=[], name="none", watch_disk=False)
+        try:
+            scratch = Path(tempfile.mkdtemp(prefix="reprobot-scratch-"))
+            launch.cwd = str(scratch)
+            (scratch / sb.SCRIPT_NAME).write_text(spec.script, encoding="utf-8",
+                                                  errors="surrogateescape")
+            (scratch / "tmp").mkdir()
+            launch.env = sb.child_env(home=str(scratch), tmpdir=str(scratch / "tmp"),
+                                      pass_env=spec.pass_env)
+            status_r, status_w = os.pipe()
+            launch.status_r = status_r
+            launch.close_after_start.append(status_w)
+            launch.cgroup = sb.make_cgroup(limits)
+            launch.argv = sb.join_cgroup_argv(
+                launch.cgroup.procs_files if launch.cgroup else [],
+                [exe, "-X", "faulthandler", sb.SCRIPT_NAME, *spec.args], status_fd=status_w,
+                nproc=None if launch.cgroup else limits.max_processes, nofile=nofile_limit(),
+            )
+            launch.pass_fds = (status_w,)
+        except BaseException:
+            self.cleanup(launch)
+            raise
+        return launch
+
+    def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
+        from tasks.runner import setup_failure
+
+        if not watched.status.startswith(b"R"):
+            raise InfraError(setup_failure("the runner's launcher", watched))
+        if watched.killed_by_us:
+            return None, int(signal.SIGKILL)
+        if watched.returncode < 0:
+            return None, -watched.returncode
+        return watched.returncode, None
+
+    def cleanup(self, launch: Launch) -> None:
+        try:
+            if launch.cwd:
+                shutil.rmtree(launch.cwd, ignore_errors=True)
+        finally:
+            super().cleanup(launch)
+
+
+# --------------------------------------------------------------------------- choosing
+
+BACKENDS: dict[str, type[Sandbox]] = {
+    cls.name: cls for cls in (BwrapSandbox, DockerSandbox, NoSandbox)
+}
+
+
+def make_sandbox(config: SandboxConfig, *, cache_dir: Path | None = None) -> Sandbox:
+    """The backend ``config.backend`` names (made once at start and reused for every run)."""
+    cls = BACKENDS.get(config.backend)
+    if cls is None:
+        raise InfraError(f"unknown sandbox backend {config.backend!r} "
+                         f"(use {', '.join(BACKENDS)})")
+    return cls(config, cache_dir=cache_dir)
+
+
+def backend_names() -> Sequence[str]:
+    return tuple(BACKENDS)

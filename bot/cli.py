@@ -17,9 +17,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot.config import SANDBOX_BACKENDS, Config, load_config
+from bot.config import SANDBOX_BACKENDS, Config, SandboxConfig, load_config
 from bot.errors import ReprobotError
+
+if TYPE_CHECKING:
+    from bot.service import ScriptRunner
 
 EXIT_BOT_ERROR = 2
 
@@ -191,7 +195,14 @@ def _cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
     from bot.evaluate import main as eval_main
 
     rest = list(args.rest)
-    return eval_main(rest)
+    return eval_main(rest, runner=_runner_factory)
+
+
+def _runner_factory(sandbox: SandboxConfig) -> ScriptRunner:
+    """The composition root's script runner (the sandbox backend is chosen here)."""
+    from tasks.runner import SandboxRunner
+
+    return SandboxRunner(sandbox, cache_dir=_cache_dir())
 
 
 def _cmd_serve(args: argparse.Namespace, cfg: Config) -> int:

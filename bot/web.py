@@ -36,6 +36,7 @@ log = logging.getLogger("reprobot.web")
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 TRIAGE_TASK = "reprobot.triage"
+TRIAGE_QUEUE = "triage"
 
 SendFn = Callable[[str, dict[str, Any]], None]
 
@@ -49,14 +50,24 @@ def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
 
 
 def celery_sender(config: Config) -> SendFn:
-    """Send a task by name through the broker (the web app never imports the task code)."""
-    from tasks.app import make_celery
+    """Send a task by name through the broker. The web app never imports the task code (nor
+    anything of ``tasks``): a bare Celery producer on the same broker and triage queue."""
+    from celery import Celery
+    from kombu import Queue
 
-    app = make_celery(config)
+    app = Celery("reprobot-web", broker=config.service.redis_url)
+    app.conf.update(
+        task_queues=[Queue(TRIAGE_QUEUE, routing_key=TRIAGE_QUEUE)],
+        task_default_queue=TRIAGE_QUEUE,
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_timeout=3,
+        broker_transport_options={"socket_timeout": 10, "socket_connect_timeout": 3},
+    )
     policy = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
     def send(name: str, kwargs: dict[str, Any]) -> None:
-        app.send_task(name, kwargs=kwargs, queue="triage", routing_key="triage",
+        app.send_task(name, kwargs=kwargs, queue=TRIAGE_QUEUE, routing_key=TRIAGE_QUEUE,
                       retry=True, retry_policy=policy)
 
     return send

@@ -91,6 +91,29 @@ def run_script(
         box.cleanup(launch)
 
 
+class SandboxRunner:
+    """Runs scripts with one sandbox backend, made once at start; implements
+    ``bot.service.ScriptRunner`` (what a cpu/gpu worker and ``reprobot triage`` inject)."""
+
+    def __init__(self, sandbox: Sandbox | SandboxConfig, *, cache_dir: Path | None = None):
+        self.sandbox = (sandbox if isinstance(sandbox, Sandbox)
+                        else make_sandbox(sandbox, cache_dir=cache_dir))
+        self.cache_dir = cache_dir
+
+    def run(self, script: str, *, python: str, args: Sequence[str] = (), gpu: bool = False,
+            pass_env: Mapping[str, str] = {}) -> RunResult:
+        return run_script(script, python=python, args=args, sandbox=self.sandbox, gpu=gpu,
+                          pass_env=pass_env, cache_dir=self.cache_dir)
+
+    def environment(self, python: str) -> dict[str, str]:
+        from tasks.probe import probe_environment
+
+        return dict(probe_environment(python, cache_dir=self.cache_dir))
+
+    def check(self) -> str:
+        return self.sandbox.check()
+
+
 def check_sandbox(sandbox: Sandbox | SandboxConfig) -> str:
     """Worker start-up check: can this backend run scripts here? Returns a one-line summary.
 

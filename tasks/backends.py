@@ -69,6 +69,8 @@ class Launch:
     watch_disk: bool = False  # the runner reads the sandbox's tmpfs fill level
     poll_tree: bool = True  # without a cgroup, poll the process tree through /proc
     close_after_start: list[int] = field(default_factory=list)  # our copies of passed fds
+    # Finds a cgroup made by someone else (docker) once the run has started; watched, not owned.
+    find_cgroup: Callable[[], sb.Cgroup | None] | None = None
     # Backend-private things to release in cleanup().
     lease: sb.UidLease | None = None
     paths: list[Path] = field(default_factory=list)
@@ -117,7 +119,10 @@ class Sandbox(ABC):
             launch.cgroup.remove()
         for p in launch.paths:
             with contextlib.suppress(OSError):
-                p.rmdir()
+                if p.is_dir():
+                    shutil.rmtree(p)  # our own run directories (empty, or a cid file)
+                else:
+                    p.unlink()
         if launch.lease is not None:
             launch.lease.release()
 
@@ -308,10 +313,15 @@ class DockerSandbox(Sandbox):
         launch = Launch(argv=[], name=name, watch_disk=False, poll_tree=False)
         try:
             launch.lease = sb.lease_uid()
+            run_dir = Path(tempfile.mkdtemp(prefix="reprobot-docker-"))
+            launch.paths.append(run_dir)
+            cidfile = run_dir / "cid"
             launch.argv = sb.docker_argv(
                 image=self.config.docker_image, name=name, python=spec.python,
                 args=spec.args, env=sb.docker_env(spec.pass_env), limits=self.limits,
                 uid=launch.lease.uid, gpu=spec.gpu, docker=docker, nofile=nofile_limit(),
+                cidfile=str(cidfile), owner=os.getpid(),
+                gpu_binds=sb.gpu_layout() if spec.gpu else None,
             )
         except BaseException:
             self.cleanup(launch)
@@ -321,7 +331,14 @@ class DockerSandbox(Sandbox):
         def kill_container() -> None:
             subprocess.run([docker, "kill", name], capture_output=True, timeout=30)
 
+        def find_cgroup() -> sb.Cgroup | None:
+            try:
+                return sb.docker_cgroup(cidfile.read_text())
+            except OSError:
+                return None
+
         launch.on_kill = kill_container
+        launch.find_cgroup = find_cgroup
         return launch
 
     def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:

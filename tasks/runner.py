@@ -187,6 +187,7 @@ class _Run:
         self.on_kill = launch.on_kill
         self.watch_disk = launch.watch_disk
         self.poll_tree = launch.poll_tree and launch.cgroup is None
+        self.find_cgroup = launch.find_cgroup
         self.start = time.monotonic()
         stdin_data = launch.stdin_data
         try:
@@ -333,6 +334,8 @@ class _Run:
     # -- limits
 
     def _check_limits(self) -> None:
+        if self.cgroup is None and self.find_cgroup is not None:
+            self.cgroup = self.find_cgroup()
         cg = self.cgroup
         if cg is not None:
             if cg.pids_limited():

@@ -688,7 +688,7 @@ def _top_level(path: str) -> list[str]:
 
 # --------------------------------------------------------------------------- docker
 
-DOCKER_SCRATCH = "/scratch"
+DOCKER_SCRATCH = SANDBOX_SCRATCH  # /tmp/scratch, as in bwrap
 
 
 def docker_argv(
@@ -703,6 +703,9 @@ def docker_argv(
     gpu: bool = False,
     docker: str = "docker",
     nofile: int = SANDBOX_NOFILE,
+    cidfile: str | None = None,
+    owner: int | None = None,
+    gpu_binds: GpuLayout | None = None,
 ) -> list[str]:
     """``docker run`` for one run. The script arrives on stdin and is written to the scratch
     tmpfs by the container's own shell before ``exec python``; nothing of the host is mounted.
@@ -712,6 +715,7 @@ def docker_argv(
     a = [
         docker, "run", "--name", name, "-i",
         "--network", "none",
+        "--hostname", "reprobot-sandbox",
         "--read-only",
         "--memory", str(int(limits.memory_bytes)),
         "--memory-swap", str(int(limits.memory_bytes)),
@@ -720,25 +724,63 @@ def docker_argv(
         "--cap-drop", "ALL",
         "--security-opt", "no-new-privileges",
         "--ipc", "private",
-        "--tmpfs", f"{DOCKER_SCRATCH}:rw,exec,size={size},nr_inodes={inodes},mode=1777",
+        # Like bwrap: scratch is a directory of the size- and inode-limited /tmp (a tmpfs on
+        # a directory of the image would take the image directory's owner and mode).
         "--tmpfs", f"/tmp:rw,exec,size={size},nr_inodes={inodes},mode=1777",
         "--tmpfs", f"/dev/shm:rw,size={size},nr_inodes={inodes},mode=1777",
-        "--workdir", DOCKER_SCRATCH,
         "--ulimit", "core=0",
         "--ulimit", f"nofile={int(nofile)}:{int(nofile)}",
         "--log-driver", "none",
     ]
+    if cidfile is not None:
+        a += ["--cidfile", cidfile]  # the container's id, to find its cgroup
+    if owner is not None:
+        a += ["--label", f"{DOCKER_OWNER_LABEL}={int(owner)}"]
+    # No host-wide /sys (other containers' cgroups, slab, ACPI, class/net): an empty /sys
+    # with only the CPU topology, as in bwrap; a GPU run adds what gpu_layout names.
+    a += ["--tmpfs", "/sys:rw,size=64k,mode=0555",
+          "--volume", "/sys/devices/system/cpu:/sys/devices/system/cpu:ro"]
     if gpu:
         a += ["--gpus", "all"]
+        layout = gpu_binds or GpuLayout()
+        host_of = dict((dest, src) for src, dest in layout.ro_binds)
+        for src, dest in layout.ro_binds:
+            a += ["--volume", f"{src}:{dest}:ro"]
+        for target, link in layout.symlinks:  # docker makes no links: bind at the link path
+            if target in host_of:
+                a += ["--volume", f"{host_of[target]}:{link}:ro"]
+        for f in layout.hide:
+            a += ["--volume", f"/dev/null:{f}:ro"]
     for k, v in sorted(env.items()):
         a += ["--env", f"{k}={v}"]
-    inner = f'cat > {SCRIPT_NAME} && exec {shlex.quote(python)} -X faulthandler {SCRIPT_NAME} "$@"'
+    # Exit status 125 when the launcher cannot set up scratch: our failure, never the script's.
+    inner = (f"{{ mkdir -p {DOCKER_SCRATCH} && cd {DOCKER_SCRATCH} && cat > {SCRIPT_NAME}; }} "
+             f"|| exit 125; exec {shlex.quote(python)} -X faulthandler {SCRIPT_NAME} \"$@\"")
     a += ["--entrypoint", "/bin/sh", image, "-c", inner, "sh", *args]
     return a
 
 
 def docker_env(pass_env: Mapping[str, str]) -> dict[str, str]:
     return child_env(home=DOCKER_SCRATCH, tmpdir="/tmp", pass_env=pass_env)
+
+
+DOCKER_OWNER_LABEL = "reprobot.worker-pid"
+
+
+def docker_cgroup(container_id: str, root: str = "/sys/fs/cgroup") -> Cgroup | None:
+    """The cgroup docker made for a running container (cgroupfs or systemd driver, cgroup v1 or
+    v2), to read its OOM and pids events while it runs; None until it exists."""
+    cid = container_id.strip()
+    if not cid or "/" in cid or cid.startswith("."):
+        return None
+    for rel in (f"docker/{cid}", f"system.slice/docker-{cid}.scope"):
+        v1 = {c: Path(root, c, rel) for c in ("memory", "pids")}
+        if all((d / "cgroup.procs").exists() for d in v1.values()):
+            return Cgroup(1, v1)
+        v2 = Path(root, rel)
+        if (v2 / "cgroup.procs").exists() and (v2 / "pids.events").exists():
+            return Cgroup(2, {"unified": v2})
+    return None
 
 
 # ------------------------------------------------------------- per-user kernel counters

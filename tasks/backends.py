@@ -18,6 +18,7 @@ per run from ``sandbox.docker_image``) and ``none`` (no isolation, development o
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
 import shutil
@@ -316,12 +317,14 @@ class DockerSandbox(Sandbox):
             run_dir = Path(tempfile.mkdtemp(prefix="reprobot-docker-"))
             launch.paths.append(run_dir)
             cidfile = run_dir / "cid"
+            profile = run_dir / "seccomp.json"
+            profile.write_text(json.dumps(sb.docker_seccomp_profile()))
             launch.argv = sb.docker_argv(
                 image=self.config.docker_image, name=name, python=spec.python,
                 args=spec.args, env=sb.docker_env(spec.pass_env), limits=self.limits,
                 uid=launch.lease.uid, gpu=spec.gpu, docker=docker, nofile=nofile_limit(),
                 cidfile=str(cidfile), owner=os.getpid(),
-                gpu_binds=sb.gpu_layout() if spec.gpu else None,
+                gpu_binds=sb.gpu_layout() if spec.gpu else None, seccomp_profile=str(profile),
             )
         except BaseException:
             self.cleanup(launch)

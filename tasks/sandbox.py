@@ -402,6 +402,45 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     return b"".join(prog)
 
 
+# Namespace-making calls a docker run never needs (bwrap's --disable-userns and dropped
+# capabilities cover them there): a user namespace would hand the script every capability
+# over new mount/cgroup namespaces. clone3 cannot be filtered by its flags: ENOSYS makes the C
+# library fall back to clone, whose flags are.
+_DOCKER_DENIED = ("unshare", "setns", "mount", "umount2", "pivot_root", "fsopen", "fsmount",
+                  "open_tree", "move_mount")
+_CLONE_NS_FLAGS = 0x7E020000  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
+_ENOSYS = 38
+
+
+def docker_seccomp_profile(machine: str | None = None) -> dict[str, Any]:
+    """A seccomp profile for ``docker run --security-opt seccomp=FILE``: what bwrap's filter
+    denies (:func:`seccomp_filter`: keyrings, bpf, perf, userfaultfd, io_uring, AF_VSOCK and
+    AF_BLUETOOTH sockets...) plus namespace creation; everything else is allowed (the container
+    has no capabilities and no new privileges)."""
+    import platform
+
+    m = machine or platform.machine()
+    names = sorted(_DENIED_SYSCALLS.get(m, _DENIED_SYSCALLS["x86_64"]))
+    arch = {"x86_64": ["SCMP_ARCH_X86_64"], "aarch64": ["SCMP_ARCH_AARCH64"]}.get(m, [])
+    rules: list[dict[str, Any]] = [
+        {"names": [*names, *_DOCKER_DENIED], "action": "SCMP_ACT_ERRNO", "errnoRet": _EPERM},
+        {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": _ENOSYS},
+    ]
+    # clone with any namespace flag: one rule per flag ((flags & f) == f)
+    bit = 1
+    while bit <= _CLONE_NS_FLAGS:
+        if _CLONE_NS_FLAGS & bit:
+            rules.append({"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": _EPERM,
+                          "args": [{"index": 0, "value": bit, "valueTwo": bit,
+                                    "op": "SCMP_CMP_MASKED_EQ"}]})
+        bit <<= 1
+    for fam in _DENIED_SOCKET_FAMILIES:
+        rules.append({"names": ["socket"], "action": "SCMP_ACT_ERRNO",
+                      "errnoRet": _EAFNOSUPPORT,
+                      "args": [{"index": 0, "value": fam, "op": "SCMP_CMP_EQ"}]})
+    return {"defaultAction": "SCMP_ACT_ALLOW", "architectures": arch, "syscalls": rules}
+
+
 def drop_privileges_argv(uid: int, inner: Sequence[str], setpriv: str = "setpriv") -> list[str]:
     """Run ``inner`` (bwrap) as host uid/gid ``uid`` with no groups, capabilities or new
     privileges. Used when the worker runs as root: otherwise bwrap maps the sandbox user to host
@@ -706,6 +745,7 @@ def docker_argv(
     cidfile: str | None = None,
     owner: int | None = None,
     gpu_binds: GpuLayout | None = None,
+    seccomp_profile: str | None = None,
 ) -> list[str]:
     """``docker run`` for one run. The script arrives on stdin and is written to the scratch
     tmpfs by the container's own shell before ``exec python``; nothing of the host is mounted.
@@ -732,6 +772,8 @@ def docker_argv(
         "--ulimit", f"nofile={int(nofile)}:{int(nofile)}",
         "--log-driver", "none",
     ]
+    if seccomp_profile is not None:  # a file with docker_seccomp_profile()
+        a += ["--security-opt", f"seccomp={seccomp_profile}"]
     if cidfile is not None:
         a += ["--cidfile", cidfile]  # the container's id, to find its cgroup
     if owner is not None:

@@ -153,6 +153,11 @@ class BwrapSandbox(Sandbox):
 
     name = "bwrap"
 
+    def __init__(self, config: SandboxConfig, *, cache_dir: Path | None = None,
+                 gpu_layout: Callable[[], sb.GpuLayout] = sb.gpu_layout) -> None:
+        super().__init__(config, cache_dir=cache_dir)
+        self.gpu_layout = gpu_layout  # what a GPU run binds (tests pass a fake sysfs tree)
+
     def _bwrap(self) -> str:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
@@ -243,7 +248,7 @@ class BwrapSandbox(Sandbox):
             inner = sb.bwrap_argv(
                 interp=interp, script_fd=script_fd, args=spec.args, env=env, limits=limits,
                 uid=cfg.uid, etc_fds=etc, seccomp_fd=seccomp_fd, status_fd=status_w,
-                gpu=spec.gpu, gpu_binds=sb.gpu_layout() if spec.gpu else None, bwrap=bwrap,
+                gpu=spec.gpu, gpu_binds=self.gpu_layout() if spec.gpu else None, bwrap=bwrap,
                 proc_hide=sb.proc_files_to_hide(), scratch_mount=str(scratch),
             )
             inner = sb.limits_wrapper_argv(str(scratch), limits, inner, unshare=unshare)

@@ -509,7 +509,7 @@ class GpuLayout:
     """What a GPU run binds: each a (host source, path in the sandbox) pair, all read-only
     except ``devices`` (device nodes, bound as devices)."""
 
-    devices: tuple[str, ...] = ()
+    devices: tuple[tuple[str, str], ...] = ()  # (host node, path in the sandbox)
     ro_binds: tuple[tuple[str, str], ...] = ()
     symlinks: tuple[tuple[str, str], ...] = ()  # (link target, link path in the sandbox)
     hide: tuple[str, ...] = ()  # sandbox paths covered with an empty file (root-only on host)
@@ -549,8 +549,7 @@ def gpu_layout(sys_root: str = "/sys", proc_root: str = "/proc",
         binds.append((host, dest))
         hide.extend(sandbox_path(f, root, real) for f in _root_only_files(host))
 
-    devices = [sandbox_path(d, dev_root, "/dev") if dev_root != "/dev" else d
-               for d in gpu_device_nodes(dev_root)]
+    devices = [(d, sandbox_path(d, dev_root, "/dev")) for d in gpu_device_nodes(dev_root)]
     sys_real = os.path.realpath(sys_root)
     for bdf in gpu_pci_devices(sys_root):
         link = os.path.join(sys_root, "bus", "pci", "devices", bdf)
@@ -569,7 +568,7 @@ def gpu_layout(sys_root: str = "/sys", proc_root: str = "/proc",
                 elif _world_readable(host):
                     binds.append((host, sandbox_path(host, sys_root, "/sys")))
     nv = os.path.join(proc_root, "driver", "nvidia")
-    if os.path.isdir(nv):
+    if (binds or devices) and os.path.isdir(nv):
         bind_dir(nv, proc_root, "/proc")
     return GpuLayout(devices=tuple(devices), ro_binds=tuple(binds), symlinks=tuple(links),
                      hide=tuple(sorted(set(hide))))
@@ -678,9 +677,10 @@ def bwrap_argv(
     for f in proc_hide:
         a += ["--ro-bind", "/dev/null", f]
     if gpu:
-        layout = gpu_binds if gpu_binds is not None else GpuLayout(devices=tuple(gpu_devices))
-        for dev in layout.devices:
-            a += ["--dev-bind", dev, dev]
+        layout = gpu_binds if gpu_binds is not None else GpuLayout(
+            devices=tuple((d, d) for d in gpu_devices))
+        for src, dest in layout.devices:
+            a += ["--dev-bind", src, dest]
         # Only the GPUs' own PCI directories, NUMA nodes and driver files (see gpu_layout).
         for src, dest in layout.ro_binds:
             a += ["--ro-bind", src, dest]

@@ -884,29 +884,35 @@ def test_no_vsock_no_io_uring(box: Box) -> None:
 
 
 @needs_bwrap
-def test_gpu_run_binds_sys_read_only() -> None:
-    # No GPU here: gpu=True still builds the GPU layout (read-only /sys, device nodes if any).
+def test_gpu_run_without_a_gpu_sees_no_host_sys() -> None:
+    # No GPU here: a GPU run gets no device and no PCI directory: /sys is the CPU topology only,
+    # never the host's cgroup tree, slab, ACPI or network devices.
     res = run_script(
         PRELUDE + textwrap.dedent(
             """
-            attempt("sys", lambda: "class" in os.listdir("/sys"))
-            attempt("cgroup_write", lambda: open("/sys/fs/cgroup/cgroup.procs", "w").write("1"))
+            attempt("sys", lambda: sorted(os.listdir("/sys")))
+            for p in ("/sys/fs/cgroup", "/sys/kernel/slab", "/sys/class/net", "/sys/firmware/acpi",
+                      "/sys/bus/pci/devices"):
+                attempt(p, lambda p=p: os.listdir(p))
             attempt("cpu_offline", lambda: open("/sys/devices/system/cpu/cpu1/online", "w").write("0"))
             """
         ),
         python=PY, sandbox=CFG, gpu=True,
     )
     a = attempts(res)
-    assert a["sys"]["value"] == "True"
-    assert a["cgroup_write"]["ok"] is False and a["cpu_offline"]["ok"] is False
+    assert a["sys"]["value"] == "['devices']", a["sys"]
+    for p in ("/sys/fs/cgroup", "/sys/kernel/slab", "/sys/class/net", "/sys/firmware/acpi",
+              "/sys/bus/pci/devices"):
+        assert a[p]["ok"] is False and "FileNotFoundError" in str(a[p]["error"]), a[p]
+    assert a["cpu_offline"]["ok"] is False
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
                     reason="needs a root worker and a system python")
 @needs_bwrap
 def test_root_worker_runs_a_reachable_interpreter_as_unprivileged_host_user() -> None:
-    """/usr/bin/python3 is reachable by anybody: bwrap then runs as the sandbox uid, and the
-    script's processes are that uid on the host too (not uid 0)."""
+    """/usr/bin/python3 is reachable by anybody: bwrap then runs as a host uid leased from the
+    pool, and the script's processes are that uid on the host too (not uid 0)."""
     marker = "hostuid-" + uuid.uuid4().hex
     seen: list[str] = []
 
@@ -931,7 +937,9 @@ def test_root_worker_runs_a_reachable_interpreter_as_unprivileged_host_user() ->
                      sandbox=CFG)
     t.join()
     assert res.exit_code == 0, res.stderr_tail
-    assert seen and set(seen) == {str(CFG.uid)}, seen
+    # its own host uid from the pool: never root, never a uid another run holds
+    assert len(set(seen)) == 1, seen
+    assert sb.UID_POOL_START <= int(seen[0]) < sb.UID_POOL_START + sb.UID_POOL_SIZE, seen
 
 
 @needs_bwrap
@@ -965,7 +973,13 @@ def test_docker_command_line() -> None:
                  "--user 65534:65534", "--cap-drop ALL", "no-new-privileges",
                  f"size={LIMITS.disk_bytes}", "--env TVM_BACKTRACE=1"):
         assert part in joined, part
-    assert "--gpus" not in argv and "-v" not in argv and "--volume" not in argv
+    # nothing of the host but the (read-only) CPU topology in an otherwise empty /sys
+    volumes = [argv[i + 1] for i, x in enumerate(argv) if x in ("-v", "--volume", "--mount")]
+    assert volumes == ["/sys/devices/system/cpu:/sys/devices/system/cpu:ro"]
+    assert "/sys:rw,size=64k,mode=0555" in argv
+    assert f"nr_inodes={sb.scratch_inodes(LIMITS.disk_bytes)}" in joined
+    assert f"nofile={sb.SANDBOX_NOFILE}:{sb.SANDBOX_NOFILE}" in argv
+    assert "--gpus" not in argv
     assert argv[-2:] == ["sh", "a b"]
     assert "exec python -X faulthandler repro.py" in argv[-3]
     gpu = sb.docker_argv(image="i", name="n", python="python", args=(), env={}, limits=LIMITS,
@@ -1006,3 +1020,411 @@ def test_interpreter_living_under_tmp_still_runs(tmp_path: Path) -> None:
     )
     assert res.exit_code == 1 and "Read-only file system" in res.stderr_tail, res
     assert not (venv / "pwned").exists()
+
+
+# --------------------------------------------------------------------------- GPU binds
+# No GPU here: the bind list is built from a fake sysfs/procfs/dev tree and, for the real
+# bwrap check, bound into a sandbox from there. No GPU result is faked: nothing runs CUDA.
+
+GPU = "0000:01:00.0"
+GPU_AUDIO = "0000:01:00.1"
+OTHER = "0000:00:02.0"
+
+
+def fake_host(root: Path, *, gpu: bool = True) -> tuple[str, str, str]:
+    sys_root, proc_root, dev_root = root / "sys", root / "proc", root / "dev"
+    pci = sys_root / "devices" / "pci0000:00"
+    devices = sys_root / "bus" / "pci" / "devices"
+    devices.mkdir(parents=True)
+
+    def pci_dev(bdf: str, vendor: str, cls: str, parent: Path) -> Path:
+        d = parent / bdf
+        (d / "power").mkdir(parents=True)
+        for name, text, mode in (("vendor", vendor, 0o444), ("class", cls, 0o444),
+                                 ("numa_node", "0", 0o444), ("local_cpulist", "0-1", 0o444),
+                                 ("resource0", "BAR0", 0o600), ("rom", "ROM", 0o600),
+                                 ("power/runtime_status", "active", 0o444)):
+            (d / name).write_text(text + "\n")
+            (d / name).chmod(mode)
+        (devices / bdf).symlink_to(os.path.relpath(d, devices))
+        return d
+
+    bridge = pci / "0000:00:01.0"
+    if gpu:
+        pci_dev(GPU, "0x10de", "0x030200", bridge)
+        pci_dev(GPU_AUDIO, "0x10de", "0x040300", bridge)
+    pci_dev(OTHER, "0x8086", "0x020000", pci)  # a network card
+    for extra in ("devices/system/node/node0", "devices/system/cpu/cpu0", "fs/cgroup/memory",
+                  "kernel/slab/dentry", "class/net/eth0", "module/nvidia"):
+        (sys_root / extra).mkdir(parents=True, exist_ok=True)
+    (sys_root / "devices/system/node/node0/cpulist").write_text("0-1\n")
+    (sys_root / "module/nvidia/version").write_text("550.00\n")
+    (sys_root / "kernel/slab/dentry/objects").write_text("12345\n")
+    nv = proc_root / "driver" / "nvidia"
+    (nv / "gpus" / GPU).mkdir(parents=True)
+    (nv / "params").write_text("ModifyDeviceFiles: 1\n")
+    (nv / "gpus" / GPU / "information").write_text("Model: fake\n")
+    (nv / "registry").write_text("secret-ish\n")
+    (nv / "registry").chmod(0o600)
+    dev_root.mkdir()
+    if gpu:
+        for node in ("nvidia0", "nvidiactl", "nvidia-uvm"):
+            (dev_root / node).write_text("")
+    (dev_root / "sda").write_text("")
+    return str(sys_root), str(proc_root), str(dev_root)
+
+
+def test_gpu_bind_list_from_a_fake_host(tmp_path: Path) -> None:
+    sys_root, proc_root, dev_root = fake_host(tmp_path)
+    layout = sb.gpu_layout(sys_root, proc_root, dev_root)
+    real = f"/sys/devices/pci0000:00/0000:00:01.0/{GPU}"
+    assert sb.gpu_pci_devices(sys_root) == (GPU,)  # not the audio function, not the NIC
+    assert [d for _, d in layout.devices] == ["/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidiactl"]
+    dests = [d for _, d in layout.ro_binds]
+    assert dests == [real, "/sys/devices/system/node", "/sys/module/nvidia/version",
+                     "/proc/driver/nvidia"]
+    assert all(src.startswith(str(tmp_path)) for src, _ in layout.ro_binds)
+    assert layout.symlinks == ((real, f"/sys/bus/pci/devices/{GPU}"),)
+    # the same hiding rule as /proc: files only root may read show empty
+    assert layout.hide == ("/proc/driver/nvidia/registry", f"{real}/resource0", f"{real}/rom")
+    for never in ("/sys", "/sys/fs", "/sys/kernel", "/sys/class", "/sys/bus", OTHER):
+        assert not any(d == never or d.endswith(never) for d in dests), never
+
+
+def test_gpu_bind_list_without_a_gpu_is_empty(tmp_path: Path) -> None:
+    layout = sb.gpu_layout(*fake_host(tmp_path, gpu=False))
+    # a driver without a GPU (its /proc directory is there): nothing is bound
+    assert layout == sb.GpuLayout()
+
+
+def test_gpu_bind_list_never_follows_a_link_out_of_sysfs(tmp_path: Path) -> None:
+    sys_root, proc_root, dev_root = fake_host(tmp_path, gpu=False)
+    outside = tmp_path / "elsewhere" / GPU
+    outside.mkdir(parents=True)
+    (outside / "vendor").write_text("0x10de\n")
+    (outside / "class").write_text("0x030000\n")
+    Path(sys_root, "bus/pci/devices", GPU).symlink_to(outside)
+    layout = sb.gpu_layout(sys_root, proc_root, dev_root)
+    assert not any(str(outside) in src for src, _ in layout.ro_binds)
+
+
+@needs_bwrap
+def test_gpu_run_binds_exactly_the_fake_gpu(tmp_path: Path) -> None:
+    from tasks.backends import BwrapSandbox
+
+    roots = fake_host(tmp_path)
+    # This host's procfs has no /proc/driver (no NVIDIA driver), where bwrap cannot make a
+    # mount point: the /proc part of the list is checked above, the /sys and /dev parts here.
+    full = sb.gpu_layout(*roots)
+    layout = replace(full, ro_binds=tuple(b for b in full.ro_binds if b[1].startswith("/sys")),
+                     hide=tuple(h for h in full.hide if h.startswith("/sys")))
+    box = BwrapSandbox(CFG, gpu_layout=lambda: layout)
+    real = f"/sys/devices/pci0000:00/0000:00:01.0/{GPU}"
+    res = run_script(
+        PRELUDE + textwrap.dedent(
+            """
+            gpu = sys.argv[1]
+            attempt("sys", lambda: sorted(os.listdir("/sys")))
+            attempt("pci", lambda: os.listdir("/sys/bus/pci/devices"))
+            attempt("numa", lambda: open(f"/sys/bus/pci/devices/{gpu}/numa_node").read())
+            attempt("bar", lambda: open(f"/sys/bus/pci/devices/{gpu}/resource0").read())
+            attempt("node", lambda: open("/sys/devices/system/node/node0/cpulist").read())
+            attempt("devs", lambda: sorted(d for d in os.listdir("/dev") if d.startswith("nvidia")))
+            attempt("sda", lambda: os.stat("/dev/sda"))
+            attempt("write", lambda: open(f"/sys/bus/pci/devices/{gpu}/numa_node", "w").write("1"))
+            for p in ("/sys/fs", "/sys/kernel", "/sys/class", "/sys/module/nvidia/parameters"):
+                attempt(p, lambda p=p: os.listdir(p))
+            """
+        ),
+        python=PY, sandbox=box, gpu=True, args=(GPU,),
+    )
+    assert res.exit_code == 0, res.stderr_tail
+    a = attempts(res)
+    assert a["sys"]["value"] == "['bus', 'devices', 'module']"
+    assert a["pci"]["value"] == repr([GPU])
+    assert a["numa"]["value"] == repr("0\n") and a["node"]["value"] == repr("0-1\n")
+    # root-only on the host: covered (an empty device node that cannot even be opened there)
+    assert a["bar"].get("value") == "''" or "Permission denied" in str(a["bar"]["error"])
+    assert "BAR0" not in res.stdout_tail
+    assert a["devs"]["value"] == "['nvidia-uvm', 'nvidia0', 'nvidiactl']"
+    assert a["sda"]["ok"] is False and a["write"]["ok"] is False
+    for p in ("/sys/fs", "/sys/kernel", "/sys/class", "/sys/module/nvidia/parameters"):
+        assert a[p]["ok"] is False, a[p]
+    assert Path(roots[0], "devices/pci0000:00/0000:00:01.0", GPU, "numa_node").read_text() == "0\n"
+    assert real in " ".join(sb.bwrap_argv(
+        interp=sb.Interpreter(executable="/usr/bin/python3", binds=()), script_fd=3, args=(),
+        env={}, limits=LIMITS, uid=65534, etc_fds={}, gpu=True,
+        gpu_binds=sb.gpu_layout(*roots)))
+
+
+# --------------------------------------------------------------------------- host-wide counters
+# Per-user kernel counters (inotify, pipes, processes) and the system file table: one run must
+# not starve another run, or the worker.
+
+INOTIFY_HOG = {
+    # as many inotify instances as the kernel gives, in the script itself
+    "instances": """
+        import ctypes, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        fds = []
+        while len(fds) < 100000:
+            fd = libc.inotify_init()
+            if fd < 0:
+                break
+            fds.append(fd)
+        print("HELD", len(fds), flush=True)
+        time.sleep(float(sys.argv[1]))
+        """,
+    # spread over child processes (each asks for more until the kernel says no)
+    "children": """
+        import ctypes, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        total = 0
+        for _ in range(8):
+            r, w = os.pipe()
+            if os.fork() == 0:
+                n = 0
+                while n < 20000 and libc.inotify_init() >= 0:
+                    n += 1
+                os.write(w, str(n).encode() + b"\\n")
+                time.sleep(float(sys.argv[1]) + 1)
+                os._exit(0)
+            total += int(os.read(r, 100))
+        print("HELD", total, flush=True)
+        time.sleep(float(sys.argv[1]))
+        """,
+    # watches: every instance watches as many files as it can
+    "watches": """
+        import ctypes, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        for i in range(600):
+            open(f"w{i}", "w").close()
+        fds, watches = [], 0
+        while len(fds) < 200:
+            fd = libc.inotify_init()
+            if fd < 0:
+                break
+            fds.append(fd)
+            for i in range(600):
+                if libc.inotify_add_watch(fd, f"w{i}".encode(), 0x100) < 0:
+                    break
+                watches += 1
+        print("HELD", len(fds), watches, flush=True)
+        time.sleep(float(sys.argv[1]))
+        """,
+}
+
+INOTIFY_NEIGHBOUR = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+fds = [libc.inotify_init() for _ in range(8)]
+open("f", "w").close()
+watches = [libc.inotify_add_watch(fd, b"f", 0x100) for fd in fds if fd >= 0]
+print("NEIGHBOUR", sum(fd >= 0 for fd in fds), sum(w >= 0 for w in watches), flush=True)
+"""
+
+
+def host_inotify_ok(n: int = 8) -> int:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fds = [libc.inotify_init() for _ in range(n)]
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
+    return sum(fd >= 0 for fd in fds)
+
+
+@pytest.mark.parametrize("how", sorted(INOTIFY_HOG))
+def test_inotify_hog_starves_neither_another_run_nor_the_worker(box: Box, how: str) -> None:
+    hold = 4.0 if box.name == "bwrap" else 6.0
+    limits = box.with_limits(timeout_s=hold + 10)
+    hog: list[RunResult] = []
+    t = threading.Thread(target=lambda: hog.append(box.run(INOTIFY_HOG[how], args=(str(hold),),
+                                                           limits=limits)))
+    t.start()
+    time.sleep(hold / 2)  # the hog holds everything it could get by now
+    worker = host_inotify_ok()
+    neighbour = box.run_raw(INOTIFY_NEIGHBOUR, limits=limits)
+    t.join()
+    (res,) = hog
+    held = [line for line in res.stdout_tail.splitlines() if line.startswith("HELD")]
+    assert held and int(held[0].split()[1]) > 0, res
+    assert worker == 8  # the worker's own user is not starved
+    assert neighbour.stdout_tail.split() == ["NEIGHBOUR", "8", "8"], neighbour
+    if box.name == "bwrap":  # the run's own user namespace caps what it may hold
+        assert int(held[0].split()[1]) <= sb.SANDBOX_INOTIFY_INSTANCES, held
+    box.fine()
+
+
+def test_open_files_limit_is_low_and_cannot_be_raised(box: Box) -> None:
+    res = box.run(
+        """
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        print("LIMIT", soft, hard, flush=True)
+        attempt("raise_hard", lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard * 1024)))
+        attempt("raise_soft", lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (hard + 1, hard + 1)))
+        def open_all():
+            fds = []
+            try:
+                while True:
+                    fds.append(os.open("/dev/null", os.O_RDONLY))
+            except OSError as e:
+                for fd in fds:
+                    os.close(fd)
+                return len(fds), e.errno
+        attempt("open_all", open_all)
+        # in many processes at once: each gets the same low limit
+        import time
+        total = 0
+        for _ in range(16):
+            r, w = os.pipe()
+            if os.fork() == 0:
+                n = 0
+                try:
+                    while True:
+                        os.pipe(); n += 2
+                except OSError:
+                    pass
+                os.write(w, str(n).encode() + b"\\n")
+                time.sleep(1)
+                os._exit(0)
+            total += int(os.read(r, 100))
+            os.close(r); os.close(w)
+        print("TOTAL", total, flush=True)
+        """
+    )
+    a = attempts(res)
+    limit = [line.split() for line in res.stdout_tail.splitlines() if line.startswith("LIMIT")]
+    assert limit and int(limit[0][2]) <= sb.SANDBOX_NOFILE, res.stdout_tail
+    assert a["raise_hard"]["ok"] is False and a["raise_soft"]["ok"] is False
+    n, errno = json.loads(str(a["open_all"]["value"]).replace("(", "[").replace(")", "]"))
+    assert n <= sb.SANDBOX_NOFILE and errno == 24  # EMFILE
+    total = [line.split() for line in res.stdout_tail.splitlines() if line.startswith("TOTAL")]
+    assert total and int(total[0][1]) <= 16 * sb.SANDBOX_NOFILE
+    fd = os.open("/dev/null", os.O_RDONLY)  # the worker still opens files
+    os.close(fd)
+    box.fine()
+
+
+THREAD_BOMBS = {
+    "threads": """
+        import threading, time
+        print("bomb", flush=True)
+        while True:
+            try:
+                threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+            except RuntimeError:
+                time.sleep(0.001)
+        """,
+    "threads_in_children": """
+        import threading, time
+        for _ in range(4):
+            if os.fork() == 0:
+                break
+        while True:
+            try:
+                threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+            except RuntimeError:
+                time.sleep(0.001)
+        """,
+    "thread_pool": """
+        import concurrent.futures, threading, time
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1 << 20)
+        gate = threading.Event()
+        while True:
+            try:
+                pool.submit(gate.wait)
+            except RuntimeError:
+                time.sleep(0.001)
+        """,
+}
+
+
+@pytest.mark.parametrize("how", sorted(THREAD_BOMBS))
+def test_thread_bombs_hit_the_process_limit(box: Box, how: str) -> None:
+    res = box.run(THREAD_BOMBS[how])
+    assert res.limit_hit == "processes", res
+    assert not res.timed_out
+    box.fine()
+
+
+INODE_FLOODS = {
+    "empty_files": "i = 0\nwhile True:\n    open(f'f{i}', 'w').close(); i += 1",
+    "directories": "i = 0\nwhile True:\n    os.mkdir(f'd{i}'); i += 1",
+    "symlinks": "i = 0\nwhile True:\n    os.symlink('/nowhere', f'l{i}'); i += 1",
+    "hard_links": "open('x', 'w').close()\ni = 0\nwhile True:\n    os.link('x', f'h{i}'); i += 1",
+    "dev_shm": "i = 0\nwhile True:\n    open(f'/dev/shm/f{i}', 'w').close(); i += 1",
+}
+
+
+@pytest.mark.parametrize("how", sorted(INODE_FLOODS))
+def test_millions_of_empty_files_hit_the_disk_limit(box: Box, how: str) -> None:
+    # Empty files cost no bytes but an inode each (and slab): the scratch tmpfs has an inode
+    # limit, so the flood ends at once as "disk", not at the memory limit or the deadline.
+    res = box.run(INODE_FLOODS[how], limits=box.with_limits(memory_bytes=1024**3))
+    assert res.limit_hit == "disk", res
+    assert not res.timed_out and res.seconds < box.limits.timeout_s
+    box.fine()
+
+
+def test_kernel_memory_of_pipes_counts_for_the_memory_limit(box: Box) -> None:
+    # Pipe buffers are kernel memory, not the script's: they are charged to the run all the
+    # same, so a tree of processes filling pipes ends at the memory limit (or at the per-user
+    # pipe limits of its own uid), never on the host.
+    res = box.run(
+        """
+        import fcntl, time
+        for _ in range(32):
+            if os.fork() == 0:
+                break
+        pipes = []
+        try:
+            while True:
+                r, w = os.pipe()
+                fcntl.fcntl(w, fcntl.F_SETFL, os.O_NONBLOCK)
+                try:
+                    fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ: 1 MiB
+                except OSError:
+                    pass
+                try:
+                    while True:
+                        os.write(w, b"x" * 65536)
+                except BlockingIOError:
+                    pass
+                pipes.append((r, w))
+        except OSError as e:
+            print("stopped", len(pipes), e, flush=True)
+        time.sleep(60)
+        """,
+        limits=box.with_limits(timeout_s=box.limits.timeout_s + 10),
+    )
+    assert res.limit_hit in ("memory", "processes") or res.timed_out, res
+    fd_r, fd_w = os.pipe()  # the worker still makes pipes and fills them
+    os.write(fd_w, b"x" * 65536)
+    os.close(fd_r)
+    os.close(fd_w)
+    box.fine()
+
+
+def test_uid_pool_leases_distinct_uids(tmp_path: Path) -> None:
+    leases = [sb.lease_uid(tmp_path, start=5000, size=3) for _ in range(3)]
+    assert sorted(lease.uid for lease in leases) == [5000, 5001, 5002]
+    with pytest.raises(InfraError, match="all 3 sandbox uids are in use"):
+        sb.lease_uid(tmp_path, start=5000, size=3)
+    leases[1].release()
+    again = sb.lease_uid(tmp_path, start=5000, size=3)
+    assert again.uid == leases[1].uid
+    for lease in (*leases, again):
+        lease.release()
+
+
+def test_docker_seccomp_profile_denies_what_bwrap_denies() -> None:
+    prof = sb.docker_seccomp_profile("x86_64")
+    assert prof["defaultAction"] == "SCMP_ACT_ALLOW"
+    denied = {n for r in prof["syscalls"] if "args" not in r for n in r["names"]}
+    assert set(sb._DENIED_SYSCALLS["x86_64"]) <= denied
+    assert {"unshare", "setns", "mount", "clone3"} <= denied
+    families = {r["args"][0]["value"] for r in prof["syscalls"] if r["names"] == ["socket"]}
+    assert families == {31, 40}

@@ -109,6 +109,13 @@ class Sandbox(ABC):
     def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
         """(exit code, signal) of the script; InfraError when the sandbox failed to start it."""
 
+    def environment(self, python: str) -> dict[str, str]:
+        """What the scripts' interpreter runs (TVM, CUDA, GPU...): ``tasks.probe``'s facts,
+        probed with our own trusted script where the interpreter lives (here: on the host)."""
+        from tasks.probe import probe_environment
+
+        return dict(probe_environment(python, cache_dir=self.cache_dir))
+
     def cleanup(self, launch: Launch) -> None:
         """Release what ``prepare`` made (always called, also after errors)."""
         launch.started()
@@ -290,6 +297,7 @@ class DockerSandbox(Sandbox):
     stdin. Nothing of the host is mounted."""
 
     name = "docker"
+    _probed: ClassVar[dict[tuple[str, str], dict[str, str]]] = {}
 
     def _docker(self) -> str:
         docker = shutil.which("docker")
@@ -312,6 +320,34 @@ class DockerSandbox(Sandbox):
             )
         return (f"sandbox: docker image {image} (no network, read-only root, a host uid per "
                 f"run from a pool of {sb.UID_POOL_SIZE}, nofile {nofile_limit()})")
+
+    def environment(self, python: str) -> dict[str, str]:
+        """The interpreter lives in the image: the probe script runs in a container of it
+        (remembered per image id and interpreter)."""
+        from dataclasses import replace
+
+        from tasks.probe import KEYS, PROBE_SCRIPT, PROBE_TIMEOUT_S
+        from tasks.runner import run_script
+
+        image_id = subprocess.run(
+            [self._docker(), "image", "inspect", "--format", "{{.Id}}",
+             self.config.docker_image], capture_output=True, text=True, timeout=60,
+        ).stdout.strip()
+        key = (image_id, python)
+        if image_id and key in self._probed:
+            return dict(self._probed[key])
+        limits = replace(self.limits, timeout_s=PROBE_TIMEOUT_S)
+        box = DockerSandbox(replace(self.config, limits=limits))
+        res = run_script(PROBE_SCRIPT.read_text(), python=python, sandbox=box)
+        try:
+            raw = json.loads(res.stdout_tail.strip().splitlines()[-1])
+        except (IndexError, json.JSONDecodeError) as e:
+            raise InfraError(f"environment probe in {self.config.docker_image} printed no "
+                             f"result: {res.stderr_tail.strip()[-400:]}") from e
+        info = {k: str(raw.get(k, "") or "") for k in KEYS}
+        if image_id:
+            self._probed[key] = info
+        return dict(info)
 
     def prepare(self, spec: RunSpec) -> Launch:
         docker = self._docker()

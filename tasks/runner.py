@@ -98,6 +98,8 @@ class SandboxRunner:
     def __init__(self, sandbox: Sandbox | SandboxConfig, *, cache_dir: Path | None = None):
         self.sandbox = (sandbox if isinstance(sandbox, Sandbox)
                         else make_sandbox(sandbox, cache_dir=cache_dir))
+        if self.sandbox.cache_dir is None:
+            self.sandbox.cache_dir = cache_dir
         self.cache_dir = cache_dir
 
     def run(self, script: str, *, python: str, args: Sequence[str] = (), gpu: bool = False,
@@ -106,9 +108,7 @@ class SandboxRunner:
                           pass_env=pass_env, cache_dir=self.cache_dir)
 
     def environment(self, python: str) -> dict[str, str]:
-        from tasks.probe import probe_environment
-
-        return dict(probe_environment(python, cache_dir=self.cache_dir))
+        return self.sandbox.environment(python)
 
     def check(self) -> str:
         return self.sandbox.check()

@@ -51,9 +51,12 @@ LIMITS = RunLimits(
     disk_bytes=16 * 1024**2,
 )
 CFG = SandboxConfig(backend="bwrap", limits=LIMITS)
-# The docker backend's test image: Debian's python3 on the local debootstrap base
-# (deploy/Dockerfile.sandbox-test; .ci/run builds it when it can start dockerd).
-DOCKER_IMAGE = os.environ.get("REPROBOT_TEST_DOCKER_IMAGE", "reprobot-sandbox-test:latest")
+# The docker backend's test image: the first of these that has Debian's python3. CI
+# (.ci/run -> deploy/ci-docker.sh) imports the local debootstrap base reprobot-base:bookworm,
+# with python3; deploy/Dockerfile.sandbox-test makes the lighter reprobot-sandbox-test from a
+# base without it. REPROBOT_TEST_DOCKER_IMAGE names another.
+DOCKER_IMAGES = tuple(x for x in (os.environ.get("REPROBOT_TEST_DOCKER_IMAGE"),
+                                  "reprobot-sandbox-test:latest", "reprobot-base:bookworm") if x)
 DOCKER_PY = "/usr/bin/python3"
 # Docker starts a container in ~1 s: its time limit leaves room for that.
 DOCKER_LIMITS = replace(LIMITS, timeout_s=8.0)
@@ -74,24 +77,27 @@ PRELUDE = textwrap.dedent(
 
 
 @functools.cache
-def docker_missing() -> str:
-    """Why the docker backend cannot be tested here ('' when it can)."""
+def docker_image() -> tuple[str, str]:
+    """(image, '') for the docker backend's tests, or ('', why they cannot run here)."""
     docker = shutil.which("docker")
     if docker is None:
-        return "no docker command (apt-get install docker.io)"
+        return "", "no docker command (apt-get install docker.io)"
     try:
         info = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"],
                               capture_output=True, text=True, timeout=30)
         if info.returncode != 0:
-            return f"dockerd is not reachable: {info.stderr.strip()[-200:]}"
-        img = subprocess.run([docker, "image", "inspect", DOCKER_IMAGE], capture_output=True,
-                             text=True, timeout=30)
+            return "", f"dockerd is not reachable: {info.stderr.strip()[-200:]}"
+        for image in DOCKER_IMAGES:
+            has = subprocess.run([docker, "run", "--rm", "--network", "none", "--entrypoint",
+                                  DOCKER_PY, image, "-c", "pass"],
+                                 capture_output=True, text=True, timeout=120)
+            if has.returncode == 0:
+                return image, ""
     except (OSError, subprocess.TimeoutExpired) as e:
-        return f"docker does not answer: {e}"
-    if img.returncode != 0:
-        return (f"test image {DOCKER_IMAGE} is missing (.ci/run builds it: "
-                "docker build -f deploy/Dockerfile.sandbox-test -t reprobot-sandbox-test .)")
-    return ""
+        return "", f"docker does not answer: {e}"
+    return "", (f"no image with {DOCKER_PY} among {', '.join(DOCKER_IMAGES)} (CI imports "
+                "reprobot-base:bookworm with deploy/ci-docker.sh; or build "
+                "deploy/Dockerfile.sandbox-test)")
 
 
 @dataclass(frozen=True)
@@ -141,11 +147,11 @@ def box(request: pytest.FixtureRequest) -> Box:
         if shutil.which("bwrap") is None:
             pytest.skip("bubblewrap (bwrap) not installed")
         return Box("bwrap", CFG, PY)
-    why = docker_missing()
+    image, why = docker_image()
     if why:
         pytest.skip(f"docker backend not testable here: {why}")
     return Box("docker", SandboxConfig(backend="docker", limits=DOCKER_LIMITS,
-                                       docker_image=DOCKER_IMAGE), DOCKER_PY)
+                                       docker_image=image), DOCKER_PY)
 
 
 def run(body: str, *, args: tuple[str, ...] = (), limits: RunLimits = LIMITS,
@@ -195,7 +201,7 @@ def test_check_sandbox_reports_what_it_checked(box: Box) -> None:
         assert "bubblewrap" in summary and "namespaces ok" in summary
         assert "cgroup" in summary or "polled" in summary
     else:
-        assert f"docker image {DOCKER_IMAGE}" in summary and "no network" in summary
+        assert f"docker image {box.cfg.docker_image}" in summary and "no network" in summary
     assert f"nofile {sb.SANDBOX_NOFILE}" in summary
 
 
@@ -1428,3 +1434,13 @@ def test_docker_seccomp_profile_denies_what_bwrap_denies() -> None:
     assert {"unshare", "setns", "mount", "clone3"} <= denied
     families = {r["args"][0]["value"] for r in prof["syscalls"] if r["names"] == ["socket"]}
     assert families == {31, 40}
+
+
+def test_environment_is_probed_where_the_interpreter_lives(box: Box) -> None:
+    from tasks.runner import SandboxRunner
+
+    env = SandboxRunner(box.cfg).environment(box.python)
+    assert env["python"].startswith("3."), env
+    if box.name == "docker" and "runner" not in box.cfg.docker_image:
+        # the test image's bare Debian python, not this host's interpreter (which has TVM)
+        assert env["tvm_version"] == "" and SandboxRunner(CFG).environment(PY)["tvm_version"]

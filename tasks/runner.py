@@ -1,4 +1,8 @@
-"""Run one repro script in the configured sandbox and say what happened (a ``RunResult``).
+"""Run one repro script in the sandbox and say what happened (a ``RunResult``).
+
+The backend (``tasks.backends``: bwrap, docker, none) is an object made once at start; it
+prepares each run's command line and kernel objects and decodes how it ended, while this module
+starts and watches every backend's run the same way (``_Run``).
 
 ``run_script`` writes the script as a real file ``repro.py`` in a fresh scratch directory and
 runs ``python -X faulthandler repro.py ARGS`` there (as ``__main__``, never from stdin), with an

@@ -194,9 +194,28 @@ class BwrapSandbox(Sandbox):
                 f"bwrap cannot create its sandbox here "
                 f"({r.stderr.strip()[-300:] or r.returncode}). {sb.USERNS_HELP}"
             )
-        if shutil.which("unshare") is None:
+        unshare = shutil.which("unshare")
+        if unshare is None:
             raise InfraError("the bwrap backend needs `unshare` (util-linux) for the run's "
                              "own namespace limits: install util-linux")
+        # The run's own user namespace: scratch tmpfs with an inode limit, inotify limits.
+        scratch = Path(tempfile.mkdtemp(prefix="reprobot-check-"))
+        try:
+            scratch.chmod(0o755)
+            argv = sb.limits_wrapper_argv(str(scratch), self.limits,
+                                          ["/bin/sh", "-c", "echo ok"], unshare=unshare)
+            w = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=HOST_ENV,
+                               cwd="/")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise InfraError(f"the run's user namespace cannot be set up: {e}") from e
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if w.returncode != 0 or w.stdout.strip() != "ok":
+            raise InfraError(
+                "the run's own user namespace (scratch tmpfs with an inode limit, inotify "
+                f"limits) cannot be set up here: {w.stderr.strip()[-300:] or w.returncode}. "
+                f"{sb.USERNS_HELP}"
+            )
         version = subprocess.run([bwrap, "--version"], capture_output=True,
                                  text=True).stdout.strip()
         who = (f"worker is root: each sandbox runs as its own host uid from a pool of "

@@ -1444,3 +1444,17 @@ def test_environment_is_probed_where_the_interpreter_lives(box: Box) -> None:
     if box.name == "docker" and "runner" not in box.cfg.docker_image:
         # the test image's bare Debian python, not this host's interpreter (which has TVM)
         assert env["tvm_version"] == "" and SandboxRunner(CFG).environment(PY)["tvm_version"]
+
+
+@needs_bwrap
+def test_check_refuses_a_host_where_the_run_namespace_cannot_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "bin" / "unshare"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\n"
+                    "exit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    with pytest.raises(InfraError, match="own user namespace.*Operation not permitted"):
+        check_sandbox(CFG)

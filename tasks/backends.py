@@ -371,7 +371,8 @@ class DockerSandbox(Sandbox):
     def prepare(self, spec: RunSpec) -> Launch:
         docker = self._docker()
         name = f"reprobot-{uuid.uuid4().hex[:16]}"
-        launch = Launch(argv=[], name=name, watch_disk=False, poll_tree=False)
+        # watch_disk: the runner finds the container's /tmp and /dev/shm through its cgroup
+        launch = Launch(argv=[], name=name, watch_disk=True, poll_tree=False)
         try:
             launch.lease = sb.lease_uid()
             run_dir = Path(tempfile.mkdtemp(prefix="reprobot-docker-"))

@@ -368,6 +368,9 @@ class _Run:
         """Hold fds on the sandbox's size-limited tmpfs mounts (recognised by their exact
         size), so that their fill level can be read even after the sandbox has ended."""
         pid = parse_status(bytes(self.status)).get("child-pid")
+        if not isinstance(pid, int) and self.cgroup is not None:
+            # (docker) any process of the container's cgroup sees its mounts
+            pid = min(self.cgroup.pids(), default=None)
         if not isinstance(pid, int):
             return
         want = int(self.limits.disk_bytes)

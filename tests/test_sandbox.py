@@ -1458,3 +1458,26 @@ def test_check_refuses_a_host_where_the_run_namespace_cannot_be_made(
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
     with pytest.raises(InfraError, match="own user namespace.*Operation not permitted"):
         check_sandbox(CFG)
+
+
+@pytest.mark.parametrize("where", ["scratch", "/tmp", "/dev/shm"])
+def test_a_full_disk_is_seen_even_when_the_script_carries_on(box: Box, where: str) -> None:
+    # The script swallows ENOSPC and waits: the watcher still sees the full tmpfs.
+    res = box.run(
+        f"""
+        import time
+        d = {where!r} if {where!r} != "scratch" else "."
+        i = 0
+        try:
+            while True:
+                with open(f"{{d}}/fill{{i}}", "wb") as f:
+                    f.write(b"x" * (1 << 20))
+                i += 1
+        except OSError:
+            pass
+        time.sleep(60)
+        """
+    )
+    assert res.limit_hit == "disk", res
+    assert not res.timed_out
+    box.fine()

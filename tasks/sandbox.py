@@ -1,7 +1,8 @@
-"""Sandbox backends for running untrusted repro scripts: bwrap (default), docker, none.
+"""The pieces of the sandboxes that run untrusted repro scripts: command lines (bwrap, docker),
+cgroups, the seccomp filter, the host uid pool, the GPU bind list.
 
-This module builds command lines and manages the kernel objects that enforce limits (cgroups);
-``tasks.runner`` starts the process, watches it and turns what happened into a ``RunResult``.
+``tasks.backends`` puts them together, one backend object per worker; ``tasks.runner`` starts
+the process, watches it and turns what happened into a ``RunResult``.
 
 Layout of a bwrap sandbox (see :func:`bwrap_argv`):
 
@@ -12,10 +13,13 @@ Layout of a bwrap sandbox (see :func:`bwrap_argv`):
   (e.g. the venv and the pyenv it was made from), nothing else of the host: no home, no repo,
   no config files, no sockets; the root itself is remounted read-only;
 * a fresh ``/proc`` (sandbox processes only), a minimal ``/dev``;
-* one writable place: a size-limited tmpfs on ``/tmp`` holding the scratch directory
-  ``/tmp/scratch`` (cwd and ``HOME``) with ``repro.py`` copied into it; ``/dev/shm`` is
-  another size-limited tmpfs;
-* a non-root uid, ``--die-with-parent``, ``--new-session``, ``--clearenv`` + an allow-listed env.
+* one writable place: a size- and inode-limited tmpfs (mounted by
+  :func:`limits_wrapper_argv` in the run's own user namespace) whose ``tmp`` is ``/tmp``, holding
+  the scratch directory ``/tmp/scratch`` (cwd and ``HOME``) with ``repro.py`` copied into it, and
+  whose ``shm`` is ``/dev/shm``;
+* no host-wide ``/sys``: only the CPU topology, and for a GPU run what :func:`gpu_layout` names;
+* a non-root uid, ``--die-with-parent``, ``--new-session``, ``--clearenv`` + an allow-listed env;
+  per-user kernel counters of its own (see "per-user kernel counters" below).
 
 Limits for the whole process tree (memory, processes) come from a cgroup (v1 or v2) created
 per run under the worker's own cgroup, when the host lets us write there; otherwise the runner

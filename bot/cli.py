@@ -129,23 +129,24 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     run = None
     environment: dict[str, str] = {}
     if the_plan.repro.found:
-        from tasks.probe import probe_environment
-        from tasks.runner import run_script
+        from tasks.runner import SandboxRunner
 
-        python = _resolve_python(cfg.tvm.python)
-        pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
         cache = None if args.no_cache else _cache_dir()
+        runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
+        # (docker: tvm.python is the interpreter inside the image)
+        python = (_resolve_python(cfg.tvm.python) if runner.sandbox.host_interpreter
+                  else cfg.tvm.python)
+        pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
         # While the script runs, a second thread probes the environment (cached per
         # interpreter) and loads the second half of the pipeline, so neither adds wall time.
-        side = _Beside(lambda: _probe_and_load(probe_environment, python, cache))
-        run = run_script(
+        side = _Beside(lambda: _probe_and_load(
+            lambda p, cache_dir: runner.environment(p), python, cache))
+        run = runner.run(
             the_plan.repro.script,
             python=python,
             args=the_plan.repro.args,
-            sandbox=cfg.sandbox,
             gpu=the_plan.worker == "gpu",
             pass_env=pass_env,
-            cache_dir=cache,
         )
         environment = side.result()
 

@@ -87,6 +87,9 @@ class Sandbox(ABC):
     """One sandbox backend (see the module docstring)."""
 
     name: ClassVar[str]
+    # Does the scripts' interpreter (tvm.python) live on this host (bwrap, none), or inside
+    # the sandbox's own image (docker)?
+    host_interpreter: ClassVar[bool] = True
 
     def __init__(self, config: SandboxConfig, *, cache_dir: Path | None = None) -> None:
         self.config = config
@@ -316,6 +319,7 @@ class DockerSandbox(Sandbox):
     stdin. Nothing of the host is mounted."""
 
     name = "docker"
+    host_interpreter = False
     _probed: ClassVar[dict[tuple[str, str], dict[str, str]]] = {}
 
     def _docker(self) -> str:

@@ -1481,3 +1481,20 @@ def test_a_full_disk_is_seen_even_when_the_script_carries_on(box: Box, where: st
     assert res.limit_hit == "disk", res
     assert not res.timed_out
     box.fine()
+
+
+def test_reprobot_triage_runs_with_the_configured_backend(
+    box: Box, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    cfg = tmp_path / "reprobot.yml"
+    cfg.write_text(f"sandbox:\n  backend: {box.name}\n  docker_image: {box.cfg.docker_image}\n"
+                   f"tvm:\n  python: {box.python}\n")
+    issue = tmp_path / "issue.md"
+    issue.write_text("# [Bug] it fails\n\n```python\nimport os\n"
+                     "raise ValueError(f'uid {os.getuid()} in {os.getcwd()}')\n```\n")
+    assert main(["--config", str(cfg), "triage", str(issue), "--json", "--no-cache"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["run"]["sandbox"] == box.name and out["run"]["exit_code"] == 1, out["run"]
+    assert f"in {sb.SANDBOX_SCRATCH}" in out["run"]["stderr_tail"]

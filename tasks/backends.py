@@ -280,7 +280,8 @@ class BwrapSandbox(Sandbox):
                 gpu=spec.gpu, gpu_binds=self.gpu_layout() if spec.gpu else None, bwrap=bwrap,
                 proc_hide=sb.proc_files_to_hide(), scratch_mount=str(scratch),
             )
-            inner = sb.limits_wrapper_argv(str(scratch), limits, inner, unshare=unshare)
+            inner = sb.limits_wrapper_argv(str(scratch), limits, inner, unshare=unshare,
+                                           prlimit=shutil.which("prlimit"))
             if launch.lease is not None and setpriv is not None:
                 inner = sb.drop_privileges_argv(launch.lease.uid, inner, setpriv)
             launch.cgroup = sb.make_cgroup(limits)

@@ -61,6 +61,7 @@ UID_POOL_SIZE = 1024
 SANDBOX_NOFILE = 1024
 SANDBOX_INOTIFY_INSTANCES = 16
 SANDBOX_INOTIFY_WATCHES = 8192
+SANDBOX_SIGPENDING = 1024  # queued signals (RLIMIT_SIGPENDING; counted per user namespace level)
 # One inode of the scratch tmpfs per this many bytes of its size (at least SCRATCH_MIN_INODES).
 SCRATCH_BYTES_PER_INODE = 16 * 1024
 SCRATCH_MIN_INODES = 4096
@@ -774,6 +775,7 @@ def docker_argv(
         "--tmpfs", f"/dev/shm:rw,size={size},nr_inodes={inodes},mode=1777",
         "--ulimit", "core=0",
         "--ulimit", f"nofile={int(nofile)}:{int(nofile)}",
+        "--ulimit", f"sigpending={SANDBOX_SIGPENDING}:{SANDBOX_SIGPENDING}",
         "--log-driver", "none",
     ]
     if seccomp_profile is not None:  # a file with docker_seccomp_profile()
@@ -901,7 +903,7 @@ def lease_uid(lock_dir: Path | None = None, *, start: int = UID_POOL_START,
 
 
 def limits_wrapper_argv(scratch: str, limits: RunLimits, inner: Sequence[str], *,
-                        unshare: str = "unshare") -> list[str]:
+                        unshare: str = "unshare", prlimit: str | None = None) -> list[str]:
     """Start ``inner`` (bwrap) in a new user + mount namespace of its own, after mounting the
     run's scratch tmpfs (size and inode limits) on the empty host directory ``scratch`` and
     lowering the namespace's inotify limits. The mount exists only in that namespace."""
@@ -913,6 +915,13 @@ def limits_wrapper_argv(scratch: str, limits: RunLimits, inner: Sequence[str], *
         "|| { echo \"reprobot-sandbox: cannot set up the run's namespace limits\" >&2; "
         "exit 125; }; shift 3; exec \"$@\""
     )
+    if prlimit is not None:
+        # Queued signals are counted per user at every namespace level, each level checked
+        # against the limit its namespace was created with. Lowered here, inside the run's
+        # namespace (created with the worker's limit): the run may queue SANDBOX_SIGPENDING,
+        # and runs sharing a host uid still share the worker's whole allowance, not this one.
+        n = SANDBOX_SIGPENDING
+        inner = [prlimit, f"--sigpending={n}:{n}", "--", *inner]
     return [unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",
             "/bin/sh", "-c", script, "reprobot-limits", scratch, str(int(limits.disk_bytes)),
             str(scratch_inodes(limits.disk_bytes)), *inner]

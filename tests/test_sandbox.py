@@ -1498,3 +1498,37 @@ def test_reprobot_triage_runs_with_the_configured_backend(
     out = json.loads(capsys.readouterr().out)
     assert out["run"]["sandbox"] == box.name and out["run"]["exit_code"] == 1, out["run"]
     assert f"in {sb.SANDBOX_SCRATCH}" in out["run"]["stderr_tail"]
+
+
+SIGNAL_HOG = """
+import signal, threading, time
+sig = signal.SIGRTMIN
+signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+n = 0
+try:
+    while n < 1_000_000:
+        signal.pthread_kill(threading.get_ident(), sig)  # queued: counts per user
+        n += 1
+except OSError:
+    pass
+print("HELD", n, flush=True)
+time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0)
+"""
+
+
+def test_queued_signals_hog_starves_no_other_run(box: Box) -> None:
+    hold = 4.0 if box.name == "bwrap" else 6.0
+    limits = box.with_limits(timeout_s=hold + 10)
+    hog: list[RunResult] = []
+    t = threading.Thread(target=lambda: hog.append(
+        box.run_raw("import sys\n" + SIGNAL_HOG, args=(str(hold),), limits=limits)))
+    t.start()
+    time.sleep(hold / 2)
+    neighbour = box.run_raw("import sys\n" + SIGNAL_HOG.replace("1_000_000", "100"),
+                            limits=limits)
+    t.join()
+    (res,) = hog
+    held = [line.split() for line in res.stdout_tail.splitlines() if line.startswith("HELD")]
+    assert held and 0 < int(held[0][1]) <= sb.SANDBOX_SIGPENDING, res
+    assert neighbour.stdout_tail.split() == ["HELD", "100"], neighbour
+    box.fine()

@@ -269,7 +269,8 @@ class BwrapSandbox(Sandbox):
             launch.close_after_start += etc.values()
             seccomp_fd = sb.data_fd(sb.seccomp_filter(), "seccomp")
             launch.close_after_start.append(seccomp_fd)
-            scratch = Path(tempfile.mkdtemp(prefix="reprobot-run-"))
+            _remove_stale_run_dirs()
+            scratch = Path(tempfile.mkdtemp(prefix=f"{RUN_DIR_PREFIX}{os.getpid()}-"))
             scratch.chmod(0o755)  # the leased uid must reach it to mount its tmpfs there
             launch.paths.append(scratch)
             env = sb.child_env(home=sb.SANDBOX_SCRATCH, tmpdir=sb.SANDBOX_TMP,
@@ -309,6 +310,25 @@ class BwrapSandbox(Sandbox):
             return None, -watched.returncode
         # the sandbox's init was killed before reporting: bwrap says 128+N
         return decode_shell_status(watched.returncode)
+
+
+RUN_DIR_PREFIX = "reprobot-run-"
+
+
+def _remove_stale_run_dirs() -> None:
+    """Remove the empty mount points of runs whose worker died (killed mid-run): named
+    ``reprobot-run-<worker pid>-*``, only when that pid is gone (a live run's directory is
+    empty on the host too: its tmpfs exists only in the run's own mount namespace)."""
+    base = Path(tempfile.gettempdir())
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(RUN_DIR_PREFIX)]
+    except OSError:
+        return
+    for n in names:
+        owner = n[len(RUN_DIR_PREFIX):].split("-")[0]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            with contextlib.suppress(OSError):
+                (base / n).rmdir()
 
 
 # --------------------------------------------------------------------------- docker

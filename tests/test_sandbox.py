@@ -1532,3 +1532,24 @@ def test_queued_signals_hog_starves_no_other_run(box: Box) -> None:
     assert held and 0 < int(held[0][1]) <= sb.SANDBOX_SIGPENDING, res
     assert neighbour.stdout_tail.split() == ["HELD", "100"], neighbour
     box.fine()
+
+
+@needs_bwrap
+def test_mount_points_of_a_dead_worker_are_removed_not_those_of_a_live_one() -> None:
+    import tempfile
+
+    base = Path(tempfile.gettempdir())
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = base / f"reprobot-run-{dead.pid}-test{uuid.uuid4().hex[:6]}"
+    live = base / f"reprobot-run-{os.getpid()}-test{uuid.uuid4().hex[:6]}"
+    stale.mkdir()
+    live.mkdir()
+    try:
+        res = run("print('ok')")
+        assert res.exit_code == 0
+        assert not stale.exists() and live.exists()
+    finally:
+        for d in (stale, live):
+            with contextlib.suppress(OSError):
+                d.rmdir()

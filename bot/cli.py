@@ -17,10 +17,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.config import SANDBOX_BACKENDS, Config, check_number, load_config
+from bot.config import SANDBOX_BACKENDS, Config, SandboxConfig, check_number, load_config
 from bot.errors import ReprobotError
+
+if TYPE_CHECKING:
+    from bot.service import ScriptRunner
 
 EXIT_BOT_ERROR = 2
 
@@ -582,7 +585,14 @@ def _probe_and_load(probe: Callable[..., dict[str, str]], python: str,
 def _cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
     from bot.evaluate import run_eval
 
-    return run_eval(args)
+    return run_eval(args, runner=_runner_factory)
+
+
+def _runner_factory(sandbox: SandboxConfig) -> ScriptRunner:
+    """The composition root's script runner (the sandbox backend is chosen here)."""
+    from tasks.runner import SandboxRunner
+
+    return SandboxRunner(sandbox, cache_dir=_cache_dir())
 
 
 def _cmd_serve(args: argparse.Namespace, cfg: Config) -> int:

@@ -418,12 +418,10 @@ def bisect_sentence(result: BisectResult | None, repo_url: str = DEFAULT_REPO_UR
 
 
 def _span(text: str, limit: int) -> str:
-    """An inline code span through the render side's escaping (``bot.mdsafe`` when present)."""
-    try:
-        from bot.mdsafe import code_span  # the render helpers' safe module
-    except ImportError:
-        from bot.render import inline_code as code_span
-    return str(code_span(text, limit=limit))
+    """An inline code span through the one escaping module (``bot.mdsafe``)."""
+    from bot.mdsafe import code_span
+
+    return code_span(text, limit=limit)
 
 
 def _subject(subject: str) -> str:

@@ -203,6 +203,13 @@ class Runtime:
                                priority=priority)
 
     @cached_property
+    def runner(self) -> Any:
+        """The script runner of a cpu/gpu worker: its sandbox backend is chosen here, once."""
+        from tasks.runner import SandboxRunner
+
+        return SandboxRunner(self.config.sandbox, cache_dir=probe_cache_dir())
+
+    @cached_property
     def services(self) -> Any:
         from bot.service import Services
 
@@ -274,9 +281,10 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
         raise ReprobotError("the build queue runs trusted builds with no GitHub credentials: "
                             "serve it from another worker than the triage queue")
     if "cpu" in queues or "gpu" in queues or "build" in queues:
-        from tasks.runner import check_sandbox
+        from tasks.backends import make_sandbox
 
-        info["sandbox"] = check_sandbox(config.sandbox)  # raises InfraError with how to fix
+        # raises InfraError with how to fix
+        info["sandbox"] = make_sandbox(config.sandbox).check()
         info["builds_dir"] = config.builds.dir or "default"
         info["builds"] = builds_summary(config)
     if "cpu" in queues or "gpu" in queues:

@@ -164,7 +164,8 @@ class _Log:
         """Run a command, logging it; its stdout is returned; BuildError names ``what`` on failure."""
         self.write(f"$ {' '.join(argv)}\n")
         try:
-            r = subprocess.run(list(argv), cwd=cwd, env=dict(env) if env is not None else None,
+            r = subprocess.run(list(argv), cwd=cwd,
+                               env=dict(env) if env is not None else _no_secrets(os.environ),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                errors="replace", timeout=timeout)
         except subprocess.TimeoutExpired as e:
@@ -179,6 +180,13 @@ class _Log:
             self.write(f"[exit {r.returncode}]\n")
             raise BuildError(f"{what} failed (exit {r.returncode})")
         return r.stdout
+
+
+def _no_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of build commands: no GitHub credentials (builds never need them)."""
+    return {k: v for k, v in environ.items()
+            if not k.startswith(("GITHUB_", "REPROBOT_DASHBOARD_", "REPROBOT_OAUTH_",
+                                      "REPROBOT_SESSION_"))}
 
 
 @contextlib.contextmanager
@@ -602,7 +610,7 @@ class Registry:
 
     def build_env(self) -> dict[str, str]:
         """The environment of a wheel build: ccache (when installed) with a shared cache."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+        env = _no_secrets(os.environ)
         bindir = os.path.dirname(self.base_python)
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "/usr/bin:/bin")
         if shutil.which("ccache"):

@@ -226,6 +226,23 @@ def test_new_cmake_flags_make_a_new_install_of_the_same_commit(env: Env):
     assert env.builds_list()["main"]["install_id"] == main["install_id"]
 
 
+def test_declared_builds_and_the_ad_hoc_interpreter(env: Env):
+    cfg = env.tmp / "reprobot.yml"
+    cfg.write_text(f"builds:\n  default: main\n  fork:\n    git: {env.repo.url}\n    ref: dev\n"
+                   "    cmake_defines: {USE_LLVM: true}\n")
+    listed = {b["name"]: b for b in json.loads(
+        env.cli("--config", str(cfg), "builds", "list", "--json").stdout)}
+    assert listed["fork"]["source"] == f"git: {env.repo.url}@dev"
+    assert listed["fork"]["flags"] == {"USE_LLVM": "ON"} and listed["fork"]["python"] == ""
+    assert list(listed)[:2] == ["main", "fork"]  # main first, then other source builds
+    # --tvm-python is an ad-hoc build: whatever TVM that interpreter has
+    main = listed["main"]
+    r = env.triage(REPRO, "--tvm-python", main["python"])
+    assert r["build"] == {"name": "ad-hoc", "kind": "ad-hoc", "version": VERSION,
+                          "commit": main["commit"]}
+    env.cli("builds", "remove", "fork")
+
+
 def test_unknown_build_and_remove(env: Env):
     issue = env.tmp / "unknown.md"
     issue.write_text(f"# [Bug] x\n\n{FENCE}python\n{REPRO}{FENCE}\n")

@@ -169,8 +169,11 @@ def test_the_comment_names_the_build_and_links_its_commit():
                       source="git: https://github.com/apache/tvm@main")
     t = conclude(issue, plan(issue), run, {"tvm_version": "0.23.dev0", "tvm_commit": "deadbee"},
                  build=build)
-    assert "| Build | `main` (source build, built 2026-11-30T05:00:00Z) |" in t.comment
-    assert f"[`{SHA}`](https://github.com/apache/tvm/commit/{SHA})" in t.comment
+    assert ("- Build: `main` (source build, `git: https://github.com/apache/tvm@main`, built "
+            f"2026-11-30T05:00:00Z) at commit [`{SHA}`](https://github.com/apache/tvm/commit/{SHA})"
+            ) in t.comment
+    assert (f"TVM 0.23.dev0 on build `main` (commit [`{SHA[:12]}`]"
+            f"(https://github.com/apache/tvm/commit/{SHA}))") in t.comment
     assert "deadbee" not in t.comment  # the build's commit (from git) wins over the probe's guess
     assert t.to_json()["build"] == build.ref()
     # a commit of a repository with no web page is shown, not linked

@@ -122,7 +122,7 @@ def test_matrix_on_real_wheels_finds_the_release_that_fixed_it(release_builds: P
     assert comment.startswith("<!-- reprobot -->") and comment.count("<!-- reprobot -->") == 1
     assert "| `0.26.0` (your version) |" in comment
     assert "**History:** fails on `0.26.0`, passes on `0.27.0.post1`" in comment
-    assert comment.index("**Builds:**") < comment.index("**Labels:**")
+    assert comment.index("**Builds:**") < comment.index("<sub>")  # above the footer
 
     # One build only: nothing to compare, history is null; an unknown build is a clear error.
     one = reprobot("triage", str(issue), "--matrix", "--json", "--builds-dir",

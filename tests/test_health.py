@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Sequence
@@ -94,8 +95,6 @@ def test_worker_is_healthy_only_with_its_own_fresh_heartbeat(redis_url: str) -> 
     raw = state.r.get(f"{PREFIX}worker:reprobot-cpu-1@{host}")
     assert raw is not None
     stale = raw.decode() if isinstance(raw, bytes) else str(raw)
-    import json
-
     data = json.loads(stale)
     data["seen"] = time.time() - 3600
     state.r.set(f"{PREFIX}worker:reprobot-cpu-1@{host}", json.dumps(data))

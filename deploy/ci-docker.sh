@@ -70,7 +70,7 @@ if docker_ok; then
   say "dockerd already running"
 else
   [ "$(id -u)" = 0 ] || (command -v sudo >/dev/null && sudo -n true 2>/dev/null) \
-    || skip "dockerd is not running and starting it needs root"
+    || skip "\`docker info\` fails ($({ docker info 2>&1 || true; } | grep -m1 -i -E 'error|denied|cannot' || echo 'no answer')) and starting dockerd needs root"
   start_dockerd || start_dockerd --storage-driver=vfs \
     || skip "dockerd does not start (tried overlay2 and vfs; see $LOG: $(tail -n 3 $LOG 2>/dev/null | tr '\n' ' '))"
 fi

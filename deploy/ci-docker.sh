@@ -113,7 +113,7 @@ else
     root="$(mktemp -d /tmp/reprobot-rootfs.XXXXXX)"
     say "debootstrap bookworm from $m (a few minutes; cached in $tarball)"
     start=$SECONDS
-    if ! as_root debootstrap --variant=minbase --include="$INCLUDE" bookworm "$root" "$m" \
+    if ! as_root timeout -k 30 1800 debootstrap --variant=minbase --include="$INCLUDE" bookworm "$root" "$m" \
         >"$CACHE/debootstrap.log" 2>&1; then
       tail -n 5 "$CACHE/debootstrap.log" >&2
       as_root rm -rf "$root"

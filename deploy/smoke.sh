@@ -4,8 +4,8 @@
 # (deploy/build-images.sh, + a Redis image from Debian's package since no registry is reachable),
 # then the compose stack triaging an issue against the fake GitHub.
 # Exit 0: passed, or skipped because docker cannot run on this machine (a "SKIP" line says so).
-# REPROBOT_SMOKE_TIMEOUT (seconds, default 1500) bounds the stack part; the time of each step is
-# printed.
+# REPROBOT_BUILD_TIMEOUT (default 2400 s) bounds the image builds, REPROBOT_SMOKE_TIMEOUT (default
+# 1500 s) the stack part; the time of each step is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,9 +22,11 @@ fi
 [ "$rc" = 0 ] || exit "$rc"
 echo "   docker ready at $((SECONDS - start)) s"
 
-bash deploy/build-images.sh --base "$base" --no-runner
+# Bounded like the stack part: a hung mirror or index must not eat CI's 90 minutes.
+timeout -k 30 "${REPROBOT_BUILD_TIMEOUT:-2400}" bash deploy/build-images.sh --base "$base" --no-runner
 echo "== docker build reprobot-redis:ci (Debian's redis-server on $base)"
-docker build -q -f deploy/Dockerfile.redis --build-arg "BASE_IMAGE=$base" -t reprobot-redis:ci deploy
+timeout -k 30 600 docker build -q -f deploy/Dockerfile.redis --build-arg "BASE_IMAGE=$base" \
+  -t reprobot-redis:ci deploy
 echo "   images ready at $((SECONDS - start)) s"
 
 echo "== compose stack smoke"

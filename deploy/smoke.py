@@ -256,6 +256,24 @@ def main(argv: list[str] | None = None) -> int:
         wait(all_healthy, args.timeout, "every container to be healthy", interval=2)
         log(f"stack healthy after {time.monotonic() - t0:.0f} s")
 
+        # Only the triage container holds GitHub credentials (environment and secret files).
+        for service in services:
+            if service == "redis":
+                continue
+            cid = stack.container(service)
+            env = json.loads(sh("docker", "inspect", "-f", "{{json .Config.Env}}", cid))
+            creds = sorted(e.split("=", 1)[0] for e in env
+                           if e.startswith(("GITHUB_TOKEN=", "GITHUB_APP_"))
+                           and e.split("=", 1)[1])
+            secret_files = sh("docker", "exec", cid, "sh", "-c",
+                              "ls /run/secrets 2>/dev/null || true")
+            if service == "triage":
+                if "GITHUB_APP_ID" not in creds or "github_app_key" not in secret_files:
+                    raise SmokeError(f"triage lacks its credentials: {creds} {secret_files!r}")
+            elif creds or secret_files:
+                raise SmokeError(f"{service} holds GitHub credentials: {creds} {secret_files!r}")
+        log("GitHub credentials: triage only")
+
         # ---------------------------------------------------------------- issues.opened
         n = gh.add_issue(REPO, title="[Bug] tirx.Add of int32 and float32 fails a check",
                          body=BODY, user="alice")

@@ -79,26 +79,7 @@ say "$(docker info --format 'engine {{.ServerVersion}}, storage {{.Driver}}, cgr
 # ---------------------------------------------------------------- 3. the base image
 mirror() {
   # The Debian bookworm mirror from the machine's apt sources (one-line or deb822 format).
-  python3 - <<'EOF' 2>/dev/null || echo "http://deb.debian.org/debian"
-import glob, re
-found = []
-for path in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*"))]:
-    try:
-        text = open(path).read()
-    except OSError:
-        continue
-    if path.endswith(".sources"):
-        for para in re.split(r"\n\s*\n", text):
-            f = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", para, re.M))
-            if "bookworm" in f.get("Suites", "").split() and "deb" in f.get("Types", "deb"):
-                found += [u for u in f.get("URIs", "").split() if u.startswith("http")]
-    else:
-        for line in text.splitlines():
-            words = re.sub(r"\[[^\]]*\]", "", line).split()
-            if len(words) >= 3 and words[0] == "deb" and words[2] == "bookworm":
-                found.append(words[1])
-print(found[0] if found else "http://deb.debian.org/debian")
-EOF
+  python3 "$(dirname "$0")/apt_mirror.py" 2>/dev/null || echo "http://deb.debian.org/debian"
 }
 
 tag="$(echo "$INCLUDE" | sha256sum | cut -c1-12)"

@@ -136,3 +136,55 @@ def test_an_unfilled_env_file_stops_the_bot_at_start() -> None:
         require_github(cfg, webhook=True, api=False)
     with pytest.raises(ConfigError, match="GITHUB_APP_ID"):
         require_github(cfg, webhook=False, api=True)
+
+
+def _apt_mirror() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("apt_mirror", DEPLOY / "apt_mirror.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+DEB822 = """\
+Types: deb
+URIs: http://mirror.example.org/debian-security
+Suites: bookworm-security
+Components: main
+
+Types: deb-src
+URIs: http://src.example.org/debian
+Suites: bookworm
+
+Types: deb
+URIs: http://off.example.org/debian
+Suites: bookworm
+Enabled: no
+
+Types: deb
+URIs: http://mirror.example.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "want"),
+    [
+        ([("/etc/apt/sources.list.d/debian.sources", DEB822)], "http://mirror.example.org/debian"),
+        ([("/etc/apt/sources.list",
+           "# deb http://commented.example.org/debian bookworm main\n"
+           "deb [arch=amd64 signed-by=/k.gpg] https://deb.nodesource.com/node_20.x nodistro main\n"
+           "deb http://security.example.org/debian-security bookworm-security main\n"
+           "deb [arch=amd64] http://one.example.org/debian bookworm main\n")],
+         "http://one.example.org/debian"),
+        ([("/etc/apt/sources.list.d/x.list", "deb cdrom:/media/ bookworm main\n")], None),
+        ([("/etc/apt/sources.list", "deb http://old.example.org/debian bullseye main\n")], None),
+    ],
+)
+def test_debootstrap_uses_the_machines_bookworm_mirror(files: list[tuple[str, str]],
+                                                        want: str | None) -> None:
+    found = _apt_mirror().mirrors(files)
+    assert (found[0] if found else None) == want

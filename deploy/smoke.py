@@ -218,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     env_file = tmp / ".env"
     env_file.write_text("\n".join([
         f"GITHUB_WEBHOOK_SECRET={webhook_secret}",
+        "REPROBOT_DASHBOARD_AUTH=token",
+        f"REPROBOT_DASHBOARD_TOKEN={secrets.token_hex(16)}",
         "GITHUB_APP_ID=4711",
         f"GITHUB_APP_PRIVATE_KEY_FILE={pem}",
         f"GITHUB_API_URL={gh.url}",

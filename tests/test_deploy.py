@@ -46,6 +46,8 @@ def test_every_role_runs_from_the_one_image(compose: dict[str, Any]) -> None:
     commands = {name: services[name]["command"][:3] for name in REPROBOT_SERVICES}
     assert commands["web"][0] == "serve"
     assert commands["triage"] == ["worker", "--queues", "triage"]
+    assert services["triage"]["command"][-1] == "--beat", "one worker runs the sweep"
+    assert sum("--beat" in services[n]["command"] for n in REPROBOT_SERVICES) == 1
     assert commands["run-cpu"] == ["worker", "--queues", "cpu"]
     assert commands["run-gpu"] == ["worker", "--queues", "gpu"]
     assert commands["builder"] == ["worker", "--queues", "build"]
@@ -65,10 +67,14 @@ def test_github_credentials_reach_only_the_triage_worker(compose: dict[str, Any]
             assert not creds, f"{name} gets GitHub credentials: {creds}"
             assert "secrets" not in svc, name
             assert "env_file" not in svc, f"{name}: env_file would hand it every variable"
+        web_only = {k for k in env if k == "GITHUB_WEBHOOK_SECRET"
+                    or k.startswith(("REPROBOT_DASHBOARD_", "REPROBOT_OAUTH_",
+                                     "REPROBOT_SESSION_"))}
         if name == "web":
-            assert "GITHUB_WEBHOOK_SECRET" in env
+            assert {"GITHUB_WEBHOOK_SECRET", "REPROBOT_DASHBOARD_AUTH",
+                    "REPROBOT_DASHBOARD_TOKEN"} <= web_only
         else:
-            assert "GITHUB_WEBHOOK_SECRET" not in env, name
+            assert not web_only, f"{name} gets the receiver's secrets: {web_only}"
 
 
 def test_redis_persists_with_aof_on_a_volume(compose: dict[str, Any]) -> None:
@@ -136,6 +142,10 @@ def test_an_unfilled_env_file_stops_the_bot_at_start() -> None:
         require_github(cfg, webhook=True, api=False)
     with pytest.raises(ConfigError, match="GITHUB_APP_ID"):
         require_github(cfg, webhook=False, api=True)
+    from bot.auth import check_exposure
+
+    with pytest.raises(ConfigError, match="REPROBOT_DASHBOARD_TOKEN"):
+        check_exposure(cfg, "0.0.0.0")
 
 
 def _apt_mirror() -> Any:

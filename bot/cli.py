@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from bot.config import SANDBOX_BACKENDS, Config, load_config
+from bot.config import SANDBOX_BACKENDS, Config, check_number, load_config
 from bot.errors import ReprobotError
 
 EXIT_BOT_ERROR = 2
@@ -63,8 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--no-cache", action="store_true", help="re-probe the environment")
     t.set_defaults(func=_cmd_triage)
 
-    e = sub.add_parser("eval", help="measure the bot against a folder of triaged issues")
-    e.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the evaluator")
+    e = sub.add_parser("eval", help="measure the bot against a folder of triaged issues",
+                       description="Measure the bot against a folder of triaged issues.")
+    from bot.evaluate import add_arguments as eval_arguments
+
+    eval_arguments(e)
     e.set_defaults(func=_cmd_eval)
 
     s = sub.add_parser("serve", help="serve the webhook receiver and the dashboard")
@@ -99,13 +102,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_source(source: str) -> tuple[str, str]:
+    """The issue text; a file that is not UTF-8 text (an image, an archive) is refused."""
     if source == "-":
-        return sys.stdin.read(), "-"
-    path = Path(source)
+        data, name = sys.stdin.buffer.read(), "-"
+    else:
+        path = Path(source)
+        try:
+            data, name = path.read_bytes(), path.name
+        except OSError as e:
+            raise ReprobotError(f"cannot read {source}: {e.strerror or e}") from e
+    shown = "stdin" if source == "-" else source
+    if b"\x00" in data:
+        raise ReprobotError(f"{shown} is a binary file, not an issue: give a .md or .json file")
     try:
-        return path.read_text(encoding="utf-8", errors="replace"), path.name
-    except OSError as e:
-        raise ReprobotError(f"cannot read {source}: {e.strerror or e}") from e
+        return data.decode("utf-8-sig"), name
+    except UnicodeDecodeError as e:
+        raise ReprobotError(
+            f"{shown} is not UTF-8 text (byte {e.start}): give the issue as a UTF-8 .md or .json file"
+        ) from e
 
 
 def _cache_dir() -> Path:
@@ -132,8 +146,7 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     if args.sandbox:
         cfg = replace(cfg, sandbox=replace(cfg.sandbox, backend=args.sandbox))
     if args.timeout is not None:
-        if args.timeout <= 0:
-            raise ReprobotError("--timeout must be a positive number of seconds")
+        check_number("--timeout", args.timeout, "sandbox.limits.timeout_s")
         limits = replace(cfg.sandbox.limits, timeout_s=float(args.timeout))
         cfg = replace(cfg, sandbox=replace(cfg.sandbox, limits=limits))
 
@@ -207,15 +220,16 @@ def _probe_and_load(probe: Callable[..., dict[str, str]], python: str,
 
 
 def _cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
-    from bot.evaluate import main as eval_main
+    from bot.evaluate import run_eval
 
-    rest = list(args.rest)
-    return eval_main(rest)
+    return run_eval(args)
 
 
 def _cmd_serve(args: argparse.Namespace, cfg: Config) -> int:
     from bot.web import serve
 
+    if not 1 <= args.port <= 65535:
+        raise ReprobotError(f"--port must be between 1 and 65535 (got {args.port})")
     serve(cfg, args.host, args.port)
     return 0
 

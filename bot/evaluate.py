@@ -242,6 +242,12 @@ def report(results: list[CaseResult], *, ran: bool) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="reprobot eval", description=__doc__.split("\n")[0])
+    add_arguments(p)
+    return run_eval(p.parse_args(list(argv) if argv is not None else None))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``reprobot eval`` (shared by this module's main and the CLI)."""
     p.add_argument("corpus", help="folder of cases (issue.json, expected.yaml, repro.py)")
     p.add_argument("--jobs", type=int, default=2, help="cases run in parallel (default 2)")
     p.add_argument("--no-run", action="store_true", help="extraction and needs only; run nothing")
@@ -250,8 +256,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=300.0, help="wall-time limit per script (s)")
     p.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
     p.add_argument("--show", action="store_true", help="print each extracted script")
-    args = p.parse_args(list(argv) if argv is not None else None)
 
+
+def run_eval(args: argparse.Namespace) -> int:
+    from bot.config import check_number
+    from bot.errors import ConfigError
+
+    try:
+        check_number("--timeout", args.timeout, "sandbox.limits.timeout_s")
+        if args.jobs < 1:
+            raise ConfigError(f"--jobs must be at least 1 (got {args.jobs})")
+    except ConfigError as e:
+        print(f"reprobot eval: {e}", file=sys.stderr)
+        return 2
     corpus = Path(args.corpus)
     if not corpus.is_dir():
         print(f"reprobot eval: {corpus} is not a folder", file=sys.stderr)

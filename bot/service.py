@@ -72,10 +72,11 @@ def fetch_issue(svc: Services, repo: str, number: int) -> Issue:
     """The issue with its comments, less the bot's own comments (they are not the report)."""
     gh = svc.github
     data = gh.get_issue(repo, number)
+    me = gh.bot_login() or svc.config.service.bot_login
     comments = tuple(
         Comment(author=str((c.get("user") or {}).get("login") or ""), body=str(c.get("body") or ""))
         for c in gh.get_comments(repo, number)
-        if not is_bot_comment(c, svc.config.service.bot_login, MARKER)
+        if not is_bot_comment(c, me)
     )
     issue = Issue.from_github(data, repo=repo)
     return Issue(

@@ -101,6 +101,23 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("beat", help="schedule `builds update main` every builds.update_every")
     b.set_defaults(func=_cmd_beat)
+
+    a = sub.add_parser("app", help="the GitHub App: print its manifest")
+    app_sub = a.add_subparsers(dest="app_command", required=True)
+    m = app_sub.add_parser("manifest", help="print the GitHub App manifest JSON (manifest flow)")
+    m.add_argument("--url", required=True, help="the bot's public base URL, e.g. https://HOST")
+    m.add_argument("--name", default="reprobot", help="the App's name on GitHub")
+    m.add_argument("--public", action="store_true", help="let other accounts install the App")
+    m.add_argument("--form", action="store_true",
+                   help="print an HTML page that posts the manifest to GitHub instead")
+    m.add_argument("--org", default="", help="with --form: register the App under this org")
+    m.set_defaults(func=_cmd_app_manifest)
+
+    h = sub.add_parser("healthcheck",
+                       help="exit 0 when this container's reprobot process is healthy")
+    h.add_argument("--port", type=int, default=0,
+                   help="receiver port (default: from the running 'reprobot serve')")
+    h.set_defaults(func=_cmd_healthcheck)
     return p
 
 
@@ -617,6 +634,27 @@ def _cmd_worker(args: argparse.Namespace, cfg: Config) -> int:
         raise ReprobotError("--concurrency must be at least 1")
     run_worker(cfg, queues, args.concurrency, with_beat=args.beat)
     return 0
+
+
+def _cmd_app_manifest(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.app_manifest import manifest, manifest_form
+
+    data = manifest(args.url, name=args.name, public=args.public)
+    if args.form:
+        print(manifest_form(data, args.org), end="")
+    else:
+        if args.org:
+            raise ReprobotError("--org goes with --form")
+        print(json.dumps(data, indent=2))
+    return 0
+
+
+def _cmd_healthcheck(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.health import check
+
+    ok, message = check(cfg, port=args.port)
+    print(message)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

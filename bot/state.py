@@ -28,6 +28,12 @@ Key layout (``P`` = the prefix, ``R`` = ``owner/name``, ``N`` = issue number):
 - ``P retest``               set of ``R#N``: open triaged issues (the re-test set on a new main)
 - ``P sweep:<build>@<commit>`` set once when the re-test sweep for that main build started
 - ``P sweep:hour:<n>``       re-tests sent in hour ``n`` (the cap per hour)
+- ``P closed``               set of ``R#N`` closed on GitHub since their last job (off the
+                             dashboard's grid; a new job, e.g. on reopen, takes it out)
+- ``P metrics:webhook``      hash: deliveries by status, answer-time histogram (``bot.metrics``;
+                             the receiver adds its counts once a second)
+- ``P metrics:runs``         hash: recorded runs by build and outcome, run-time histogram
+                             (counted in ``record_result``'s pipeline)
 
 The Celery queues themselves live in the same Redis under the queue names (``triage``, ``cpu``,
 ``gpu``), as the broker keeps them.

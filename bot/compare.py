@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 
-from bot.classify import Locations, same_location
 from bot.models import (
     FAILURE_OUTCOMES,
     INCONCLUSIVE_OUTCOMES,
@@ -36,6 +35,7 @@ from bot.models import (
     Reported,
     Verdict,
 )
+from bot.tracebacks import Locations, same_location
 
 TVM_SIDE = frozenset({Outcome.INTERNAL_ERROR, Outcome.TVM_ERROR})
 # Outcomes that point at TVM (or at the result TVM computed), not at the script's own code.

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from bot.api_changes import lookup, lookup_member
+from bot.fragments import imports_only, never_bound, unbound_names
 from bot.models import Classification, Outcome, Reported, RunResult
 from bot.needs import GPU_DEVICES
 from bot.tracebacks import (
@@ -54,11 +55,12 @@ from bot.vocabulary import (
     FATAL_RE,
     FATAL_TO_SIGNAL,
     MODULE_ATTR_RE,
+    NAME_ERROR_RE,
     NO_MODULE_RE,
     NO_SUCH_FILE_RE,
     OBJECT_ATTR_RE,
+    OUTSIDE_FUNCTION_RE,
     SCRIPT_ERROR_TYPES,
-    SHARED_LIB_RE,
     SIGNAL_NAMES,
     TESTING_MSG_RE,
     TESTING_PATH_RE,
@@ -66,6 +68,7 @@ from bot.vocabulary import (
     WRONG_RESULT_RE,
     is_tvm_name,
     required_package,
+    shared_library,
 )
 
 # Re-exported: these lived here before bot.tracebacks / bot.vocabulary existed.
@@ -238,13 +241,99 @@ def classify(
             # The script printed a traceback it caught, and still exited normally.
             detail = "The script exited normally, but printed an error it caught."
             evidence.append(normalize_paths(caught.header))
-        return Classification(
+        passed = Classification(
             Outcome.PASSED, signature="exit code 0", detail=detail, evidence=tuple(evidence)
         )
+        return _not_a_repro(script, passed) or passed
     err = parse_last_error(run.stderr_tail) or parse_last_error(run.stdout_tail)
     if err is None:
         return _no_traceback(run, needs, env)
-    return _with_locations(_classify_error(err, run, script, needs, env), err)
+    return _incomplete(err, run, script) or _with_locations(
+        _classify_error(err, run, script, needs, env), err
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Not a repro: a fragment of a longer program, or imports and nothing else (bot.fragments).
+
+
+def _names(names: tuple[str, ...], limit: int = 6) -> str:
+    shown = ", ".join(f"`{n}`" for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _fragment(names: tuple[str, ...], signature: str, evidence: tuple[str, ...]) -> Classification:
+    it = "them" if len(names) > 1 else "it"
+    return Classification(
+        Outcome.NO_REPRO,
+        signature=signature,
+        detail=(
+            f"The script uses {_names(names)} that the issue never defines: it is part of a "
+            f"longer program. Please add the code that defines {it} (or a complete script), so "
+            "the bot can run it."
+        ),
+        evidence=evidence,
+    )
+
+
+def _unbound_first(script: str, name: str) -> tuple[str, ...]:
+    """``name`` first, then the script's other never-bound names (when the analysis is sure)."""
+    u = unbound_names(script)
+    rest = tuple(n for n in u.names if n != name) if u.sure else ()
+    return (name, *rest)
+
+
+def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | None:
+    """The run failed on a name the script never binds anywhere (Python's ``NameError``), or on
+    a ``return`` outside any function: the script is a fragment, and its failure says nothing
+    about the reported bug. (TVMScript's "Undefined variable" stays TVM's: reports about the
+    parser's handling of undefined names are common.)"""
+    if not script:
+        return None
+    for e in (err, *_chained_causes(run)):
+        m = NAME_ERROR_RE.search(e.text) if e.short_type == "NameError" else None
+        if m and never_bound(script, m.group(1)):
+            names = _unbound_first(script, m.group(1))
+            return _fragment(names, normalize_paths(e.header), (normalize_paths(e.header),))
+        if e.short_type == "SyntaxError":
+            om = OUTSIDE_FUNCTION_RE.search(e.text)
+            if om:
+                return Classification(
+                    Outcome.NO_REPRO,
+                    signature=normalize_paths(e.header),
+                    detail=(
+                        f"The script is the body of a function pasted alone (`{om.group(1)}` "
+                        "outside any function). Please add the whole function and the code that "
+                        "calls it, so the bot can run it."
+                    ),
+                    evidence=(normalize_paths(e.header),),
+                )
+    return None
+
+
+def _not_a_repro(script: str, passed: Classification) -> Classification | None:
+    """A run that passed says nothing when the script only imports, or when its module-level
+    code reads names it never binds (their ``NameError`` was caught, or their code skipped)."""
+    if not script:
+        return None
+    mods = imports_only(script)
+    if mods:
+        return Classification(
+            Outcome.NO_REPRO,
+            signature="the script only imports modules",
+            detail=(
+                f"The script only imports {_names(mods)} (they import fine here) and runs "
+                "nothing else, so it cannot show the reported problem. Please add the code that "
+                "fails after the imports."
+            ),
+            evidence=passed.evidence,
+        )
+    u = unbound_names(script)
+    if u.sure and u.module_level:
+        return _fragment(
+            u.names, f"uses {', '.join(u.module_level[:6])} without defining them", passed.evidence
+        )
+    return None
 
 
 def _with_locations(cls: Classification, err: PyError) -> Classification:
@@ -442,9 +531,9 @@ def _classify_error(
                     ev,
                     detail=f"The installed `{mod.split('.')[0]}` has no `{name}` (another version is expected).",
                 )
-        lm = SHARED_LIB_RE.search(text)
-        if lm:
-            return _missing(lm.group(1), signature, ev)
+        lib = shared_library(text)
+        if lib:
+            return _missing(lib, signature, ev)
         # A frontend re-raises "X is required ... pip install X" from "No module named 'X'".
         pkg = required_package(text)
         if pkg is not None:

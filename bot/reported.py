@@ -80,9 +80,10 @@ _CHAIN_RE = re.compile(
     r"During handling of the above exception|The above exception was the direct cause"
 )
 
-_HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
-_IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# Markdown images and links. Their text and target exclude the opening bracket too, so that
+# every scan ends at the next one: linear on "![![![..." (quadratic with ``[^\]]*``).
+_IMAGE_RE = re.compile(r"!\[[^\[\]]*\]\([^()]*\)")
+_LINK_RE = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
 _URL_RE = re.compile(r"https?://\S+")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s*")
 _FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
@@ -110,9 +111,23 @@ def _squash(line: str) -> str:
     return re.sub(r"\s+", " ", s)
 
 
+def _strip_html_comments(text: str) -> str:
+    """``<!-- ... -->`` removed (an unclosed one stays), by ``str.find``: linear."""
+    out: list[str] = []
+    i = 0
+    while True:
+        a = text.find("<!--", i)
+        b = text.find("-->", a + 4) if a >= 0 else -1
+        if b < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:a])
+        i = b + 3
+
+
 def _clean(text: str) -> str:
     text = (text or "").replace("\r\n", "\n").replace("\r", "\n")
-    text = _HTML_COMMENT_RE.sub("", text)
+    text = _strip_html_comments(text)
     text = _IMAGE_RE.sub("", text)
     text = _LINK_RE.sub(r"\1", text)
     return _URL_RE.sub("", text)
@@ -132,9 +147,10 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
             if _FENCE_RE.match(raw) or not raw.strip():
                 block += 1
                 continue
-            hm = SECTION_RE.match(raw)
+            hm = SECTION_RE.match(raw.rstrip())
             if hm:
-                section = (hm.group(1) or hm.group(2) or "").strip().strip(":").lower()
+                head = (hm.group(1) or "").rstrip("#").strip() or hm.group(2) or ""
+                section = head.strip().strip(":").lower()
             sq = _squash(raw)
             if not sq or sq in script:
                 continue

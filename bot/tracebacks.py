@@ -24,7 +24,11 @@ LOOSE_HEADER_RE = re.compile(
 _LOG_LINE_RE = re.compile(r"^\[\d{2}:\d{2}:\d{2}\] ")
 BACKTRACE_NOTE = "note: run with `TVM_BACKTRACE=1`"
 
-_SITE_RE = re.compile(r"(?:/[^\s\"'()]*)?/(?:site|dist)-packages/")
+# The end of an install path; normalize_paths() finds where the path starts by one backward
+# scan (a regex with an optional path prefix backtracks quadratically over runs of "/").
+_SITE_END_RE = re.compile(r"/(?:site|dist)-packages/")
+_SITE_LEN = len("/site-packages/")
+_PATH_RUN_RE = re.compile(r"[^\s\"'()]+")
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,36 @@ def frame_kind(path: str) -> str:
 
 
 def normalize_paths(text: str) -> str:
-    """Replace the worker's install paths with ``<site-packages>/`` (stable, and private)."""
-    return _SITE_RE.sub("<site-packages>/", text)
+    """Replace the worker's install paths with ``<site-packages>/`` (stable, and private):
+    ``/usr/lib/python3/site-packages/tvm/x.py`` -> ``<site-packages>/tvm/x.py``.
+
+    A path is a run of path characters (no space, quote or parenthesis); it is replaced from
+    its first ``/`` to the end of its last ``/site-packages/`` (or ``dist-packages``). Linear,
+    with every scan done by ``re``/``str`` in C over disjoint stretches (a regex with an
+    optional path prefix backtracked quadratically over runs of ``/``)."""
+    if "-packages/" not in text:
+        return text
+    rev = ""  # text reversed, made on first need: runs are found backwards in it
+    n = len(text)
+    out: list[str] = []
+    done = 0  # text[:done] is written to out
+    m = _SITE_END_RE.search(text)
+    while m is not None:
+        p = m.start()
+        if not rev:
+            rev = text[::-1]
+        back = _PATH_RUN_RE.match(rev, n - p)
+        run_start = n - back.end() if back else p
+        fwd = _PATH_RUN_RE.match(text, p)
+        run_end = fwd.end() if fwd else p + _SITE_LEN
+        first_slash = text.find("/", run_start, p + 1)
+        last = max(text.rfind("/site-packages/", p, run_end), text.rfind("/dist-packages/", p, run_end))
+        out.append(text[done:first_slash])
+        out.append("<site-packages>/")
+        done = max(last, p) + _SITE_LEN
+        m = _SITE_END_RE.search(text, run_end)
+    out.append(text[done:])
+    return "".join(out)
 
 
 def split_lines(text: str) -> list[str]:
@@ -170,7 +202,8 @@ def parse_last_error(text: str) -> PyError | None:
 
 
 _PYTEST_E_RE = re.compile(r"^E(?:\s+(.*))?$")
-_PYTEST_LOC_RE = re.compile(r"^(\S[^:]*?):(\d+):(?: in (.+?)|\s*(\w[\w.]*)?)\s*$")
+# Matched against right-stripped lines: a lazy ``(.+?)\s*$`` is quadratic over trailing spaces.
+_PYTEST_LOC_RE = re.compile(r"^(\S[^:]*?):(\d+):(?: in (.+)|\s*(\w[\w.]*)?)$")
 _PYTEST_SECTION_RE = re.compile(r"^_{3,} .+ _{3,}$")
 
 
@@ -212,7 +245,7 @@ def _parse_pytest(lines: list[str]) -> PyError | None:
             break
     frames: list[Frame] = []
     for ln in lines[section : min(len(lines), last_e + 4)]:
-        lm = _PYTEST_LOC_RE.match(ln)
+        lm = _PYTEST_LOC_RE.match(ln.rstrip())
         if lm and not ln.startswith(("E ", "FAILED", "ERROR")):
             frames.append(
                 Frame(lm.group(1), int(lm.group(2)), (lm.group(3) or lm.group(4) or "").strip())
@@ -300,14 +333,47 @@ def function_key(name: str) -> str:
 # C++ frames: ``File "src/x.cc", line N, in FUNC`` (TVM >= 0.20), ``N: FUNC`` followed by
 # ``at src/x.cc:N`` (older), ``[bt] (N) libtvm.so(FUNC+0x..)`` (oldest); log lines
 # ``[hh:mm:ss] src/x.cc:N: Check failed`` name a file.
-_LOC_PY_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>.+?)\s*$')
-_LOC_NUM_FRAME_RE = re.compile(r"^\s*(?P<n>\d+): (?P<func>\S.*?)\s*$")
+# (Matched against right-stripped lines, see _PYTEST_LOC_RE.)
+_LOC_PY_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>.+)$')
+_LOC_NUM_FRAME_RE = re.compile(r"^\s*(?P<n>\d+): (?P<func>\S.*)$")
 _LOC_BT_FRAME_RE = re.compile(r"^\s*\[bt\] \((?P<n>\d+)\) [^(\s]*\((?P<func>[^+)]+)")
 _LOC_AT_RE = re.compile(r"^\s*at (?P<path>\S+?\.(?:cc|cpp|cu|h|hpp)):\d+\s*$")
-_LOC_LOG_RE = re.compile(
-    r"(?P<path>(?:[\w.\-]+/)*(?:src|include)/[\w/.\-]+\.(?:cc|cpp|cu)):\d+:"
-    r"(?=[^\n]*(?:Check failed|[Ee]rror|[Cc]annot|[Uu]nable|not supported|[Ii]nvalid))"
-)
+# A log line's ``src/relax/x.cc:12:`` followed (later on the line) by an error word. Found in
+# steps that are each linear: the ``.cc:N:`` end, then the run of path characters before it.
+_LOC_LOG_END_RE = re.compile(r"\.(?:cc|cpp|cu):\d+:")
+_LOC_LOG_WORD_RE = re.compile(r"Check failed|[Ee]rror|[Cc]annot|[Uu]nable|not supported|[Ii]nvalid")
+_LOC_PATH_CHARS_RE = re.compile(r"[\w/.\-]+")
+_LOC_SRC_RE = re.compile(r"(?:^|/)(?:src|include)/[\w.\-]")
+
+
+def _log_location(line: str) -> str:
+    """The ``src/.../x.cc`` path of an error log line (``[hh:mm:ss] src/x.cc:12: Check failed``),
+    or ""."""
+    if ".c" not in line:
+        return ""
+    words = [w.start() for w in _LOC_LOG_WORD_RE.finditer(line)]
+    if not words:
+        return ""
+    last_word = words[-1]
+    rev = ""
+    for m in _LOC_LOG_END_RE.finditer(line):
+        if m.end() > last_word:
+            return ""
+        if not rev:
+            rev = line[::-1]
+        back = _LOC_PATH_CHARS_RE.match(rev, len(line) - m.start())
+        if back is None:
+            continue
+        path = line[len(line) - back.end() : m.start()] + m.group(0).split(":", 1)[0]
+        src = _LOC_SRC_RE.search(path)
+        if src is not None:
+            start = src.start() + (1 if path[src.start()] == "/" else 0)
+            # Leading components before src/ (``../src``, ``tvm/src``) stay, "//" cuts them.
+            head = path[:start]
+            cut = head.rfind("//")
+            head = head[cut + 2 :] if cut >= 0 else head.lstrip("/")
+            return head + path[start:]
+    return ""
 _LOC_SOURCE_EXTS = (".cc", ".cpp", ".cu", ".cxx")
 # Files and functions every failure passes through (error machinery, pass infrastructure,
 # generic IR visitors): they say nothing about where the bug is.
@@ -349,10 +415,12 @@ _PASS_VERBS = (
     "|Dead|Static|Storage|Common|Infer|Instrument|Thread|Loop|Renew|Unify|Realize|Reorder|Layout"
     "|Manifest|Replace|Allocate|Kill|Dispatch|Bundle|Gradient|Lazy|Propagate|Force|Transform|To"
 )
-_CAMEL = r"[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+"
+# (One quantifier per word part: ``(?:[A-Z][A-Za-z0-9]*)+`` meant the same and backtracked
+# exponentially on a long capitalised word.)
+_CAMEL = r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
 _PASS_RE = re.compile(
     rf"\btransform\.(?P<t>{_CAMEL})\b"
-    rf"|(?<!\w)(?P<v>(?:{_PASS_VERBS})(?:[A-Z][A-Za-z0-9]*)+)\b"
+    rf"|(?<!\w)(?P<v>(?:{_PASS_VERBS})[A-Z][A-Za-z0-9]*)\b"
 )
 _NOT_PASSES = frozenset(
     {
@@ -378,12 +446,29 @@ def pass_names(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_MAX_FUNC = 8192  # a C++ frame's function text longer than this is not a symbol
+
+
+def _strip_templates(s: str) -> str:
+    """Drop every balanced ``<...>`` (nested too) in one pass; unbalanced brackets stay."""
+    if "<" not in s:
+        return s
+    out: list[str] = []
+    opens: list[int] = []
+    for ch in s:
+        if ch == "<":
+            opens.append(len(out))
+            out.append(ch)
+        elif ch == ">" and opens:
+            del out[opens.pop() :]
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _cpp_function(func: str) -> str:
     """``tvm::relax::Expr tvm::relax::Foo::Bar(tvm::Call)`` -> ``tvm::relax::Foo::Bar``."""
-    s = func.split("::{lambda", 1)[0]
-    prev = None
-    while prev != s:
-        prev, s = s, re.sub(r"<[^<>]*>", "", s)
+    s = _strip_templates(func[:_MAX_FUNC].split("::{lambda", 1)[0])
     s = s.split("(", 1)[0].strip()
     s = s.split()[-1] if s.split() else ""
     return s if "::" in s and re.fullmatch(r"[\w:~]+", s) else ""
@@ -401,6 +486,7 @@ def cpp_frames(lines: list[str]) -> list[tuple[str, str]]:
             run.clear()
 
     for line in lines:
+        line = line.rstrip()
         m = _LOC_PY_FRAME_RE.match(line)
         if m:
             flush()
@@ -416,9 +502,9 @@ def cpp_frames(lines: list[str]) -> list[tuple[str, str]]:
             run[-1] = (k, at["path"], f)
             continue
         flush()
-        lg = _LOC_LOG_RE.search(line)
-        if lg:
-            out.append((lg["path"], ""))
+        log_path = _log_location(line)
+        if log_path:
+            out.append((log_path, ""))
     flush()
     return out
 

@@ -118,7 +118,22 @@ MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
 OBJECT_ATTR_RE = re.compile(
     r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'"
 )
-SHARED_LIB_RE = re.compile(r"([\w.+\-]+\.so[\w.]*): cannot open shared object file")
+_SHARED_LIB_MSG = ": cannot open shared object file"
+_SHARED_LIB_NAME_RE = re.compile(r"[\w.+\-]+\.so[\w.]*$")
+
+
+def shared_library(text: str) -> str:
+    """The library a loader error names ("libcudart.so.12: cannot open shared object file"),
+    or "" (looked for in a bounded window before the message: linear in ``text``)."""
+    at = text.find(_SHARED_LIB_MSG)
+    for _ in range(3):  # the first few messages; a flood of them is not a library name
+        if at < 0:
+            break
+        m = _SHARED_LIB_NAME_RE.search(text, max(0, at - 200), at)
+        if m is not None:
+            return m.group(0)
+        at = text.find(_SHARED_LIB_MSG, at + 1)
+    return ""
 
 REQUIRED_RE = re.compile(
     r"^\s*(?:[\w.]+:\s*)?`?([A-Za-z_][\w.\-]*)`? (?:package )?is required\b"
@@ -143,6 +158,11 @@ def required_package(text: str) -> str | None:
             return top
     return None
 
+
+# A name the code read and nothing bound (Python's NameError).
+NAME_ERROR_RE = re.compile(r"name '([A-Za-z_]\w*)' is not defined")
+# A function's body pasted alone.
+OUTSIDE_FUNCTION_RE = re.compile(r"'(return|yield|await|nonlocal)' outside (?:async )?function")
 
 NO_SUCH_FILE_RE = re.compile(r"No such file or directory: '([^']+)'")
 
@@ -283,7 +303,9 @@ QUESTION_TITLE_RE = re.compile(
     re.IGNORECASE,
 )
 # A section heading: "### Expected behavior", "**Actual behaviour:**".
-SECTION_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s*(.+?)\s*#*\s*$|\*\*([^*]{1,60})\*\*:?\s*$)")
+# Matched against a right-stripped line; group 1 still carries closing "#"s (strip them): a lazy
+# ``(.+?)\s*#*\s*$`` backtracked quadratically over trailing spaces.
+SECTION_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s*(.+)$|\*\*([^*]{1,60})\*\*:?$)")
 # TVM's own diagnostics, recognisable without an ``XxxError:`` line.
 TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\bLLVM ERROR\b(?::[^\n`]*)?", re.IGNORECASE),
@@ -292,7 +314,8 @@ TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"An error occurred during the execution of TVM[^\n`]*"),
     re.compile(
-        r"^\s*\[\d{2}:\d{2}:\d{2}\] \S*(?:src|include)/\S+\.(?:cc|h|cpp):\d+: "
+        # (the src/ check is a lookahead: "\S*src/\S+\.cc" backtracked over "src/src/src/...")
+        r"^\s*\[\d{2}:\d{2}:\d{2}\] (?=\S*(?:src|include)/\S)[^\s:]*\.(?:cc|h|cpp):\d+: "
         r"(?!(?:Warning|warning|Info|info|Note|note)\b)"
         r"(?=[^\n]*\b(?:[Ee]rror|fail(?:s|ed)?|[Cc]annot|[Uu]nable|[Ii]nvalid|not supported|"
         r"[Uu]nsupported|does not match|conflict)).*"

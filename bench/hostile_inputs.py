@@ -85,7 +85,5 @@ def make(unit: str, size: int) -> str:
     return (unit * reps)[:size]
 
 
-def plain(size: int) -> str:
-    """The baseline: ordinary program output of ``size`` characters (short lines of words)."""
-    line = "step 12: loss 0.4321 accuracy 0.9876 elapsed 1.23 s\n"
-    return make(line, size)
+# The baseline: ordinary program output (short lines of words and numbers).
+PLAIN_LINE = "step 12: loss 0.4321 accuracy 0.9876 elapsed 1.23 s\n"

@@ -34,6 +34,7 @@ from bot.tracebacks import (
     Locations,
     PyError,
     cpp_frames,
+    crash_frames,
     first_nonempty,
     frame_kind,
     locations_of,
@@ -50,10 +51,12 @@ from bot.vocabulary import (
     CRASH_CONTEXT_RE,
     CRASH_SIGNALS,
     DEVICE_ABSENT_RE,
+    DEVICE_FAILURE_LINE_RE,
     DEVICE_WORD_RE,
     EXIST_CHECK_RE,
     FATAL_RE,
     FATAL_TO_SIGNAL,
+    FAULTHANDLER_FRAME_RE,
     MODULE_ATTR_RE,
     NAME_ERROR_RE,
     NO_MODULE_RE,
@@ -121,10 +124,11 @@ def _crash(sig: int, run: RunResult) -> Classification:
             if CRASH_CONTEXT_RE.search(line) and line.strip() not in evidence:
                 evidence.append(normalize_paths(line.strip()))
     # faulthandler's innermost Python frame, if printed.
-    fh = re.findall(r'^\s+File "([^"]*)", line (\d+) in (.*)$', run.stderr_tail, re.M)
-    if fh:
-        path, line, func = fh[0]
-        evidence.append(normalize_paths(f'File "{path}", line {line} in {func}'))
+    for raw in split_lines(run.stderr_tail):
+        fh = FAULTHANDLER_FRAME_RE.match(raw[:2000])
+        if fh:
+            evidence.append(normalize_paths(raw.strip()))
+            break
     if not evidence:
         evidence = list(_tail_evidence(run))
     if "std::bad_alloc" in run.stderr_tail:
@@ -134,12 +138,34 @@ def _crash(sig: int, run: RunResult) -> Classification:
             detail="memory: the process ran out of memory (std::bad_alloc) and aborted",
             evidence=tuple(evidence[:6]),
         )
+    detail = f"The process was killed by {SIGNAL_NAMES.get(sig, f'signal {sig}')}."
+    frames = crash_frames(run.stderr_tail) or crash_frames(run.stdout_tail)
+    shown: tuple[str, ...] = ()
+    if frames and not any(f.kind == "tvm" for f in frames) and not _tvm_in_crash_text(run):
+        # No TVM frame on the crashing stack: say where it faults instead, without the
+        # interpreter's own frames (the innermost few, and the script's line).
+        top = [f for f in frames if f.kind == "lib"][:4]
+        script = next((f for f in frames if f.kind == "script"), None)
+        shown = tuple(normalize_paths(f.where) for f in (*top, *([script] if script else [])))
+        where = f" It faults in {top[0].where}" if top else ""
+        called = f", called from {script.where}" if script else ""
+        detail += (
+            " No TVM frame is on the crashing stack: the faulting frames are outside TVM "
+            f"(in the interpreter or another library).{where}{called}."
+        ).replace("..", ".")
     return Classification(
         Outcome.CRASH,
         signature=f"{name} (signal {sig})",
-        detail=f"The process was killed by {SIGNAL_NAMES.get(sig, f'signal {sig}')}.",
+        detail=detail,
         evidence=tuple(evidence[:6]),
+        frames=shown,
     )
+
+
+def _tvm_in_crash_text(run: RunResult) -> bool:
+    """TVM named itself in the crash output (its segfault handler, ``libtvm``, ``tvm::``)."""
+    text = run.stderr_tail
+    return "Segfault encountered" in text or "libtvm" in text or "tvm::" in text
 
 
 _LIMIT_DETAIL = {
@@ -217,6 +243,9 @@ def classify(
         )
     sig = _crash_signal(run, run.stderr_tail)
     if sig is not None:
+        absent = _device_absent_failure(run)
+        if absent:  # it aborted because the device is absent: not a TVM crash
+            return _needs_gpu(absent, needs, (absent,))
         return _crash(sig, run)
     if run.signal == 9 or run.exit_code in (137, -9):
         return Classification(
@@ -360,9 +389,21 @@ def _tail_evidence(run: RunResult, n: int = 3) -> tuple[str, ...]:
     return tuple(normalize_paths(ln) for ln in lines[-n:])
 
 
+def _device_absent_failure(run: RunResult) -> str:
+    """The line that says the run failed because the device (or its runtime) is absent."""
+    for text in (run.stderr_tail, run.stdout_tail):
+        for line in split_lines(text):
+            if DEVICE_ABSENT_RE.search(line) and DEVICE_FAILURE_LINE_RE.search(line):
+                return line.strip()
+    return ""
+
+
 def _no_traceback(run: RunResult, needs: tuple[str, ...], env: Mapping[str, str]) -> Classification:
     both = split_lines(run.stderr_tail) + split_lines(run.stdout_tail)
     code = run.exit_code
+    absent = _device_absent_failure(run)
+    if absent:  # "Check failed: ... Device API cuda is not enabled" is no TVM bug
+        return _needs_gpu(absent, needs, (absent,))
     for line in both:
         if "Check failed" in line:
             loc = locations_of(cpp_frames(both), line)

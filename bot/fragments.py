@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass
+
+_WORD_RE = re.compile(r"[A-Za-z_]\w*")
 
 # Names a script run as ``python repro.py`` has without binding them.
 _MODULE_DUNDERS = frozenset(
@@ -228,7 +231,7 @@ def never_bound(script: str, name: str) -> bool:
     u = unbound_names(script)
     if name not in u.names:
         return False
-    return u.sure or name not in u.strings
+    return u.sure or not any(name in _WORD_RE.findall(s) for s in u.strings)
 
 
 # --------------------------------------------------------------------------------------------

@@ -240,7 +240,7 @@ def _summary(t: Triage) -> list[str]:
     cls = t.classification
     lines: list[str] = []
     if t.outcome == Outcome.NO_REPRO:
-        reason = (t.repro.reason or "").strip()
+        reason = (cls.detail or t.repro.reason or "").strip()
         lines.append(
             safe(reason) if reason else "The bot found no runnable Python script in this issue."
         )
@@ -257,6 +257,8 @@ def _summary(t: Triage) -> list[str]:
     if cls.detail:
         lines.append("")
         lines.append(safe(cls.detail))
+    if cls.frames:  # a crash outside TVM: the frames that matter, not the whole backtrace
+        lines += ["", code_block("\n".join(cls.frames))]
     extra = {
         Outcome.API_MISMATCH: API_MISMATCH_ASK,
         Outcome.MISSING_DEPENDENCY: (

@@ -34,6 +34,7 @@ repro nor a report (an empty template), which is how a human triager records it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.models import Issue, Outcome, Reported, Repro
@@ -64,6 +65,8 @@ from bot.vocabulary import (
     TEMPLATE_LINE_RE,
     TEMPLATE_PROSE_RE,
     TVM_DIAG_RES,
+    WRONG_TITLE_RE,
+    ends_in_result_check,
     is_tvm_name,
 )
 
@@ -161,6 +164,23 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
     return out
 
 
+def _wrong_title_and_checked(issue: Issue, repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """The title says the numbers are wrong ("wrong result", "wrong predictions") and the
+    script ends in its own result check (``assert_allclose`` and kin): a wrong result, whatever
+    else the text quotes on the way."""
+
+    def finder(lines: list[_Line]) -> Reported | None:
+        title = issue.title.strip()
+        m = WRONG_TITLE_RE.search(title)
+        if m is None or _negated(title, m.start()) or not ends_in_result_check(repro.script):
+            return None
+        return Reported(
+            Outcome.WRONG_RESULT, signature=_sentence(title, m.group(0)), evidence=(title,)
+        )
+
+    return finder
+
+
 def _negated(text: str, start: int) -> bool:
     return bool(NEGATION_RE.search(text[max(0, start - 40) : start]))
 
@@ -168,10 +188,12 @@ def _negated(text: str, start: int) -> bool:
 def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     """What the reporter saw, or ``None`` when the issue says nothing specific."""
     lines = _reporter_lines(issue, repro)
+    checked = _wrong_title_and_checked(issue, repro)
     for finder in (
         _crash,
         _internal,
         _mismatched,
+        checked,
         _error_line,
         _error_in_prose,
         _cut_cpp_traceback,

@@ -555,3 +555,70 @@ def same_location(a: Locations, b: Locations) -> str:
             if location_key(p) in keys:
                 return f"both fail in the {p} pass"
     return ""
+
+
+# --------------------------------------------------------------------------------------------
+# The stack of a crashed process: faulthandler's Python frames and native frames (glibc's
+# backtrace, gdb's "#N 0x... in f () from lib", Python's C-stack dump, TVM's "[bt]" lines), each
+# innermost first. Which frames are TVM's, the interpreter's internals, another library's or the
+# script's own.
+
+_FH_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+) in (?P<func>\S+)')
+_GDB_FRAME_RE = re.compile(
+    r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<func>[^\s(]+) ?\([^)]{0,200}\)(?: (?:from|at) (?P<lib>\S+))?"
+)
+_GLIBC_FRAME_RE = re.compile(r"^\s*(?P<lib>[^\s(\[]+)\((?P<func>[^+)\s]*)(?:\+0x[0-9a-fA-F]+)?\)\s*\[0x")
+_BINARY_FRAME_RE = re.compile(r'^\s*Binary file "(?P<lib>[^"]+)", at (?P<func>[^\s+]*)')
+_BT_FRAME_RE = re.compile(r"^\s*\[bt\] \(\d+\) (?P<lib>[^\s(]+)\((?P<func>[^+)\s]*)")
+# The interpreter's own machinery: never where a bug is.
+_INTERNAL_FUNC_RE = re.compile(
+    r"^(?:_?Py|_PyEval|_PyObject|_PyFunction|_PyVectorcall|method_vectorcall|cfunction_|"
+    r"slot_tp_|vectorcall|call_function|run_mod|run_eval|pymain_|Py_RunMain|Py_BytesMain|"
+    r"__libc_start|_start$|main$|_Py_DumpStack|faulthandler|<frozen)"
+)
+_INTERNAL_LIB_RE = re.compile(r"(?:^|/)(?:libpython3[\w.]*\.so|python3(?:\.\d+)?)(?:[\s(]|$)|libc\.so|ld-linux")
+
+
+@dataclass(frozen=True)
+class CrashFrame:
+    where: str  # "ctypes/__init__.py:502 in __call__", "libffi.so.8 ffi_call_unix64"
+    kind: str  # tvm | internal | lib | script
+
+
+def _native_kind(lib: str, func: str) -> str:
+    low = f"{lib} {func}".lower()
+    if "libtvm" in low or "tvm::" in low or "/tvm/" in low or "tvm_ffi" in low:
+        return "tvm"
+    if _INTERNAL_FUNC_RE.search(func) or (_INTERNAL_LIB_RE.search(lib) and not func):
+        return "internal"
+    if _INTERNAL_LIB_RE.search(lib + " "):
+        return "internal"
+    return "lib"
+
+
+def crash_frames(text: str) -> list[CrashFrame]:
+    """The frames a crash printed, innermost first (Python's and native ones, as printed)."""
+    out: list[CrashFrame] = []
+    for raw in split_lines(text):
+        line = raw[:2000]
+        m = _FH_FRAME_RE.match(line)
+        if m:
+            path, func = m["path"], m["func"]
+            kind = frame_kind(path)
+            if kind == "lib" and (path.startswith("<frozen") or "/runpy.py" in path):
+                kind = "internal"
+            short = "/".join(path.replace("\\", "/").split("/")[-2:])
+            out.append(CrashFrame(f"{short}:{m['line']} in {func}", kind))
+            continue
+        n = (
+            _BINARY_FRAME_RE.match(line)
+            or _BT_FRAME_RE.match(line)
+            or _GLIBC_FRAME_RE.match(line)
+            or _GDB_FRAME_RE.match(line)
+        )
+        if n:
+            lib = n["lib"] or ""
+            func = n["func"] or ""
+            name = lib.rsplit("/", 1)[-1]
+            out.append(CrashFrame(f"{name} {func}".strip() or "??", _native_kind(lib, func)))
+    return out

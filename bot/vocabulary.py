@@ -43,6 +43,8 @@ FATAL_RE = re.compile(
 )
 FATAL_TO_SIGNAL = {name: sig for sig, name in CRASH_SIGNALS.items()}
 
+# faulthandler's frame line ("  File "x.py", line 5 in f"): no comma before "in".
+FAULTHANDLER_FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+ in \S')
 CRASH_CONTEXT_RE = re.compile(
     r"free\(\)|double free|corrupted|malloc\(\)|munmap_chunk|terminate called|"
     r"what\(\):|Check failed|Fatal Python error|Segmentation fault|core dumped|"
@@ -60,13 +62,26 @@ BACKTRACE_NOTE = "note: run with `TVM_BACKTRACE=1`"
 
 # The device the script wants is absent on this worker.
 DEVICE_ABSENT_RE = re.compile(
-    r"Device API (?:cuda|rocm|vulkan|metal|opencl|gpu) is not enabled"
+    r"Device ?API (?:cuda|rocm|vulkan|metal|opencl|gpu) is not enabled"
+    r"|Device type (?:cuda|rocm|vulkan|metal|opencl|gpu) is not enabled"
     r"|no CUDA-capable device"
+    # A TVM (or framework) built without the device's runtime or code generator.
+    r"|\b(?:CUDA|ROCm|HIP|Vulkan|OpenCL|Metal|NVRTC|cuDNN|cuBLAS) (?:runtime |support |backend )?"
+    r"(?:is )?not (?:linked|enabled|available|built|compiled|included)"
+    r"|\bTarget (?:cuda|rocm|vulkan|metal|opencl|nvptx) is not enabled"
+    r"|\btarget\.build\.(?:cuda|rocm|vulkan|metal|opencl|nvptx)\b"
+    r"|\bno (?:CUDA |ROCm |HIP |Vulkan |OpenCL |Metal )?(?:GPUs?|devices?) (?:is |are |was |were )?"
+    r"(?:available|found|detected|present)"
+    r"|\bno (?:CUDA|ROCm|HIP|Vulkan|OpenCL|Metal|GPU)[\w -]{0,20} (?:devices?|GPUs?|platforms?) "
+    r"(?:is |are |was |were )?(?:available|found|detected|present)"
+    r"|VK_ERROR_INCOMPATIBLE_DRIVER|VK_ERROR_INITIALIZATION_FAILED"
+    r"|CL_PLATFORM_NOT_FOUND_KHR|No OpenCL platform|clGetPlatformIDs[^\n]{0,40}-1001"
+    r"|MTLCreateSystemDefaultDevice[^\n]{0,40}(?:nil|null|failed)"
     r"|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|hipErrorNoDevice"
     r"|Found no NVIDIA driver|NVIDIA driver on your system is too old"
     r"|CUDA driver version is insufficient"
     r"|Torch not compiled with CUDA enabled"
-    r"|lib(?:cuda|cudart|nvrtc|cublas|cudnn|nvinfer|amdhip64|vulkan|OpenCL)[\w.\-]*: cannot open shared object"
+    r"|lib(?:cuda|cudart|nvrtc|cublas|cudnn|nvinfer|amdhip64|vulkan|OpenCL)[\w.\-]{0,40}: cannot open shared object"
     r"|(?:cannot|can't|could not|unable to) find[^\n]{0,40}\b(?:cuda|nvcc|rocm|hip|vulkan|opencl|gpu)\b"
     r"|CUDA_ERROR_(?:NOT_INITIALIZED|INVALID_DEVICE|NO_DEVICE)|cudaErrorInsufficientDriver"
     r"|cudaErrorInitializationError|CUDA: initialization error"
@@ -75,6 +90,9 @@ DEVICE_ABSENT_RE = re.compile(
     r"not enabled|not found|not detected|not present|does not exist|doesn't exist)",
     re.IGNORECASE,
 )
+# A device-absent line that is the failure itself (an exception, an abort's message), not a
+# warning printed on the way (torch's "UserWarning: CUDA initialization: ...").
+DEVICE_FAILURE_LINE_RE = re.compile(r"Error|Exception|what\(\):|Check failed|terminate called")
 DEVICE_WORD_RE = re.compile(r"\b(?:cuda|gpu|rocm|vulkan|opencl|metal|nvcc)\b", re.IGNORECASE)
 EXIST_CHECK_RE = re.compile(r"\.exist\b|is_available\(\)|device_count\(\)")
 
@@ -350,3 +368,25 @@ ACTUAL_LINE_RE = re.compile(
     r"|actual (?:behaviou?r|result|output))\b",
     re.IGNORECASE,
 )
+
+
+# A title that says the numbers are wrong.
+WRONG_TITLE_RE = re.compile(
+    r"\b(?:wrong|incorrect|inaccurate|mismatch(?:ed|ing)?|different|inconsistent|bad)"
+    r" (?:\w+ ){0,2}(?:results?|outputs?|predictions?|values?|answers?|numbers?|logits|accuracy"
+    r"|inference)\b|\b(?:results?|outputs?|predictions?) (?:are |is )?(?:wrong|incorrect|differ\w*)\b",
+    re.IGNORECASE,
+)
+# A script's own result check: numpy's / TVM's / torch's assert helpers, ``assert np.allclose``.
+_RESULT_CHECK_RE = re.compile(
+    r"assert_allclose|assert_almost_equal|assert_array_almost_equal|assert_array_equal"
+    r"|assert_equal|assert_close|^\s*assert\b.{0,200}\b(?:allclose|array_equal|isclose)\b",
+)
+
+
+def ends_in_result_check(script: str) -> bool:
+    """The script's last statements (its last five code lines) check its result."""
+    code = [
+        ln for ln in script.splitlines()[-400:] if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    return any(_RESULT_CHECK_RE.search(ln[:1000]) for ln in code[-5:])

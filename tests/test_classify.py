@@ -334,7 +334,7 @@ def test_real_run_is_classified(
     runs: dict[str, RunResult], name: str, outcome: Outcome, sig: str, detail: str
 ) -> None:
     run = runs[name]
-    cls = classify(run, script=SCRIPTS[name], environment=NO_GPU)
+    cls = classify(run, script=textwrap.dedent(SCRIPTS[name]), environment=NO_GPU)
     assert cls.outcome == outcome, (cls, run.stderr_tail[-2000:])
     assert sig in cls.signature
     assert detail in cls.detail

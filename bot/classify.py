@@ -6,9 +6,14 @@ The order of the rules matters and is the policy:
 1. the sandbox cut the run: ``timeout`` (wall time) or ``resource-limit`` (memory, processes,
    output, disk);
 2. the process died by a signal (or a shell's ``128+N`` exit code, or faulthandler's
-   "Fatal Python error: Segmentation fault" with no Python traceback after it): ``crash``;
-3. exit status 0: ``passed`` (warnings on stderr do not matter);
-4. otherwise the last Python exception decides, in this order: the device the script wants is
+   "Fatal Python error: Segmentation fault" with no Python traceback after it): ``crash``
+   (``needs-gpu`` when it aborted on an absent device runtime; a crash with no TVM frame on its
+   stack carries the frames that matter in ``Classification.frames``);
+3. exit status 0: ``passed`` (warnings on stderr do not matter) -- unless the script only
+   imports, or its module-level code reads names it never binds: ``no-repro`` (bot.fragments);
+4. the first failure is a ``NameError`` on a name the script never binds anywhere, or a
+   ``return`` outside a function: the script is a fragment, ``no-repro`` with the names;
+5. otherwise the last Python exception decides, in this order: the device the script wants is
    absent (``needs-gpu``), an import/attribute error about a ``tvm.*`` name (``api-mismatch``,
    also when TVMScript's parser or another wrapper re-raised it as its own error), a missing
    non-TVM package (``missing-dependency``; an ImportError's chained causes and "X is

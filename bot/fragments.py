@@ -109,14 +109,14 @@ class _Scan(ast.NodeVisitor):
             self.bound.add(node.name)
             for d in node.decorator_list:
                 self.visit(d)
-            if node.returns is not None:
-                self.visit(node.returns)
         args = node.args
         for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
             if a is not None:
                 self.bound.add(a.arg)
                 if a.annotation is not None:
-                    self.visit(a.annotation)
+                    self._annotation(a.annotation)
+        if not isinstance(node, ast.Lambda) and node.returns is not None:
+            self._annotation(node.returns)
         for default in (*args.defaults, *args.kw_defaults):
             if default is not None:
                 self.visit(default)
@@ -125,6 +125,19 @@ class _Scan(ast.NodeVisitor):
         for stmt in body:
             self.visit(stmt)
         self._depth -= 1
+
+    def _annotation(self, node: ast.expr) -> None:
+        # Annotations are often never evaluated (``from __future__ import annotations``,
+        # TVMScript reads them itself): their names count, but not as module-level reads.
+        self._depth += 1
+        self.visit(node)
+        self._depth -= 1
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.visit(node.target)
+        self._annotation(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
 
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function

@@ -101,6 +101,18 @@ UNBOUND_TABLE = [
         ("shape",),
         False,
     ),
+    # Annotations may never be evaluated: their names are not module-level reads.
+    (
+        """
+        from __future__ import annotations
+        def run(mod: IRModule) -> Executable:
+            return mod
+        count: Counter = 0
+        """,
+        ("IRModule", "Executable", "Counter"),
+        (),
+        True,
+    ),
     # Python 2 and notebook names are not a missing part of the repro.
     ("for i in xrange(3):\n    display(i)\n", (), (), True),
 ]

@@ -62,6 +62,7 @@ from bot.vocabulary import (
     FATAL_RE,
     FATAL_TO_SIGNAL,
     FAULTHANDLER_FRAME_RE,
+    IMPORT_REPORT_RE,
     MODULE_ATTR_RE,
     NAME_ERROR_RE,
     NO_MODULE_RE,
@@ -88,6 +89,7 @@ __all__ = [
     "Locations",
     "PyError",
     "account_for_absent_device",
+    "account_for_import_only",
     "classify",
     "cpp_frames",
     "frame_kind",
@@ -217,6 +219,23 @@ def account_for_absent_device(
     )
 
 
+def account_for_import_only(
+    cls: Classification, script: str, title: str, reported: Reported | None
+) -> Classification:
+    """A run of a script that only imports, and passed, is no repro of a problem that is not
+    about importing: a traceback's or an environment check's imports, lifted into a script, run
+    nothing that could show the bug. (When the title or the reported error is about importing,
+    "it imports fine here" is the answer, and the pass stands.)"""
+    if cls.outcome != Outcome.PASSED:
+        return cls
+    about_import = bool(IMPORT_REPORT_RE.search(title[:1000])) or (
+        reported is not None and bool(IMPORT_REPORT_RE.search(reported.signature[:1000]))
+    )
+    if about_import:
+        return cls
+    return _not_a_repro(script, cls) or cls
+
+
 _DEVICE_RUNTIME_FAILURES = frozenset(
     {Outcome.CRASH, Outcome.WRONG_RESULT, Outcome.TIMEOUT, Outcome.RESOURCE_LIMIT}
 )
@@ -278,7 +297,7 @@ def classify(
         passed = Classification(
             Outcome.PASSED, signature="exit code 0", detail=detail, evidence=tuple(evidence)
         )
-        return _not_a_repro(script, passed) or passed
+        return _not_a_repro(script, passed, import_report=True) or passed
     err = parse_last_error(run.stderr_tail) or parse_last_error(run.stdout_tail)
     if err is None:
         return _no_traceback(run, needs, env)
@@ -345,13 +364,16 @@ def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | N
     return None
 
 
-def _not_a_repro(script: str, passed: Classification) -> Classification | None:
-    """A run that passed says nothing when the script only imports, or when its module-level
-    code reads names it never binds (their ``NameError`` was caught, or their code skipped)."""
+def _not_a_repro(
+    script: str, passed: Classification, *, import_report: bool = False
+) -> Classification | None:
+    """A run that passed says nothing when the script only imports (unless the report is about
+    importing: ``import_report``), or when its module-level code reads names it never binds
+    (their ``NameError`` was caught, or their code skipped)."""
     if not script:
         return None
     mods = imports_only(script)
-    if mods:
+    if mods and not import_report:
         return Classification(
             Outcome.NO_REPRO,
             signature="the script only imports modules",

@@ -5,7 +5,8 @@ Pure static analysis with :mod:`ast` (never a regex over code):
 * :func:`unbound_names` — the names a script reads but never binds anywhere: not at module
   level, not in any function or class, not as a parameter, loop target, ``import``, ``with ..
   as``, ``except .. as``, comprehension variable, walrus target, ``match`` capture, ``global``
-  or ``del``; not a builtin and not a module dunder (``__file__``). A script that reads ``mod``
+  or ``del``; not a builtin, not a module dunder (``__file__``), and not a module's usual name
+  (``tvm``, ``tir``, ``np``: a forgotten import is the script's own slip, not a missing part). A script that reads ``mod``
   and never builds it is a fragment of a longer program (a function body pasted alone, a
   snippet after the model was built). ``sure`` is false when the script can bind names the
   analysis cannot see (``from x import *``, ``exec``, ``globals()``, ``setattr`` on a module,
@@ -22,6 +23,8 @@ import ast
 import builtins
 import re
 from dataclasses import dataclass
+
+from bot.vocabulary import MODULE_ALIASES
 
 _WORD_RE = re.compile(r"[A-Za-z_]\w*")
 
@@ -227,6 +230,8 @@ def unbound_names(script: str) -> Unbound:
     module_level: list[str] = []
     for name, top in scan.loads:
         if name in known or (name.startswith("__") and name.endswith("__")):
+            continue
+        if name in MODULE_ALIASES:  # a forgotten import: the script's own slip
             continue
         if name not in names:
             names.append(name)

@@ -390,3 +390,21 @@ def ends_in_result_check(script: str) -> bool:
         ln for ln in script.splitlines()[-400:] if ln.strip() and not ln.lstrip().startswith("#")
     ]
     return any(_RESULT_CHECK_RE.search(ln[:1000]) for ln in code[-5:])
+
+
+# Names that are modules a script forgot to import (``tvm``, ``tir``, ``T``, ``np``): a
+# NameError on one is the script's own slip (python-error), not a missing part of the program.
+MODULE_ALIASES = frozenset(
+    {
+        "tvm", "tir", "tirx", "te", "relax", "relay", "topi", "rpc", "autotvm", "auto_scheduler",
+        "meta_schedule", "ms", "dlight", "dl", "arith", "ir", "script", "testing", "transform",
+        "T", "R", "I", "S", "np", "numpy", "torch", "nn", "F", "onnx", "ort", "onnxruntime",
+        "tf", "tensorflow", "keras", "tflite", "mx", "mxnet", "paddle", "jax", "jnp", "scipy",
+        "os", "sys", "math", "time", "random", "ctypes", "pytest", "json", "pickle", "copy",
+    }
+)
+# A report about importing itself ("Failed to import tvm.relax", "import tvm fails"): a script
+# that only imports is its whole repro.
+IMPORT_REPORT_RE = re.compile(
+    r"\bimport(?:s|ed|ing)?\b|ImportError|ModuleNotFoundError|No module named", re.IGNORECASE
+)

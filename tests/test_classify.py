@@ -23,7 +23,7 @@ from bot.classify import (
     pass_names,
 )
 from bot.compare import compare
-from bot.models import Issue, Outcome, Repro, RunResult, Verdict
+from bot.models import Issue, Outcome, Reported, Repro, RunResult, Verdict
 from bot.reported import parse_reported
 
 NO_GPU = {"gpu": "", "cuda_enabled": "false"}
@@ -311,7 +311,8 @@ REAL_TABLE = [
         "uses `mod`, `data`, `params` that the issue never defines",
     ),
     ("fragment_caught", Outcome.NO_REPRO, "onnx_mod", "uses `onnx_mod` that the issue never"),
-    ("imports_only", Outcome.NO_REPRO, "only imports", "only imports `numpy`, `tvm`"),
+    # classify alone cannot know what the report is about: account_for_import_only decides.
+    ("imports_only", Outcome.PASSED, "exit code 0", ""),
     ("method_body", Outcome.NO_REPRO, "'return' outside function", "the body of a function"),
     ("script_type_error", Outcome.PYTHON_ERROR, "TypeError: object of type 'int' has no len()", ""),
     ("passes_with_warnings", Outcome.PASSED, "exit code 0", ""),
@@ -950,3 +951,39 @@ def test_a_crash_inside_tvm_keeps_its_plain_detail() -> None:
     )
     cls = classify(RunResult(exit_code=None, signal=11, seconds=1.0, stderr_tail=stderr))
     assert cls.outcome == Outcome.CRASH and "outside TVM" not in cls.detail and not cls.frames
+
+
+@pytest.mark.parametrize(
+    ("title", "reported", "outcome"),
+    [
+        # Imports lifted from a traceback, for a report about a compile error: no repro.
+        ("[Bug] FuseOps fails on a conv2d + relu", Reported(Outcome.TVM_ERROR, "TVMError: x"),
+         Outcome.NO_REPRO),
+        ("[Relax] wrong output of softmax", None, Outcome.NO_REPRO),
+        # A report about importing: "it imports fine here" is the answer.
+        ("[Bug] Failed to import tvm.relax after building from source",
+         Reported(Outcome.API_MISMATCH, "AttributeError: x"), Outcome.PASSED),
+        ("[Bug] segfault on startup", Reported(Outcome.MISSING_DEPENDENCY,
+         "ModuleNotFoundError: No module named 'tvm_ffi'"), Outcome.PASSED),
+    ],
+)
+def test_a_passing_import_only_script(title: str, reported: Reported | None, outcome: Outcome):
+    from bot.classify import account_for_import_only
+
+    script = "import numpy as np\nimport tvm\nfrom tvm import relax\nprint(tvm.__version__)\n"
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="0.27.0\n")
+    cls = account_for_import_only(classify(run, script=script), script, title, reported)
+    assert cls.outcome == outcome
+    if outcome == Outcome.NO_REPRO:
+        assert "only imports `numpy`, `tvm`" in cls.detail
+
+
+def test_a_forgotten_import_is_the_scripts_own_error_not_a_fragment() -> None:
+    script = 'a = tir.Var("a", "int32")\nana = tvm.arith.Analyzer()\nprint(T.max(a, a))\n'
+    stderr = (
+        'Traceback (most recent call last):\n  File "/w/repro.py", line 1, in <module>\n'
+        "NameError: name 'tir' is not defined. Did you mean: 'dir'?\n"
+    )
+    cls = classify(RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=stderr),
+                   script=script)
+    assert cls.outcome == Outcome.PYTHON_ERROR

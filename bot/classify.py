@@ -55,7 +55,6 @@ from bot.vocabulary import (
     CANNOT_IMPORT_RE,
     CRASH_CONTEXT_RE,
     CRASH_SIGNALS,
-    DEVICE_ABSENT_RE,
     DEVICE_FAILURE_LINE_RE,
     DEVICE_WORD_RE,
     EXIST_CHECK_RE,
@@ -75,6 +74,7 @@ from bot.vocabulary import (
     TESTING_PATH_RE,
     WRAPPER_TYPES,
     WRONG_RESULT_RE,
+    device_absent,
     is_tvm_name,
     required_package,
     shared_library,
@@ -420,7 +420,7 @@ def _device_absent_failure(run: RunResult) -> str:
     """The line that says the run failed because the device (or its runtime) is absent."""
     for text in (run.stderr_tail, run.stdout_tail):
         for line in split_lines(text):
-            if DEVICE_ABSENT_RE.search(line) and DEVICE_FAILURE_LINE_RE.search(line):
+            if device_absent(line) and DEVICE_FAILURE_LINE_RE.search(line):
                 return line.strip()
     return ""
 
@@ -440,7 +440,7 @@ def _no_traceback(run: RunResult, needs: tuple[str, ...], env: Mapping[str, str]
                 evidence=(normalize_paths(line.strip()), *loc.evidence()),
             )
     for line in both:
-        if DEVICE_ABSENT_RE.search(line):
+        if device_absent(line):
             return _needs_gpu(line.strip(), needs, (line.strip(),))
     for line in both:
         if BACKTRACE_NOTE in line:
@@ -567,7 +567,7 @@ def _classify_error(
         )
 
     # 1. The device is absent on this worker (TVM or the driver says so).
-    if DEVICE_ABSENT_RE.search(text):
+    if device_absent(text):
         return _needs_gpu(signature, needs, ev)
 
     # 2./3. Import and attribute errors: another TVM API, or a missing package.

@@ -90,6 +90,19 @@ DEVICE_ABSENT_RE = re.compile(
     r"not enabled|not found|not detected|not present|does not exist|doesn't exist)",
     re.IGNORECASE,
 )
+# Every device-absent message holds one of these (lower-cased): a cheap test first, since the
+# full pattern (case-insensitive, many alternatives) costs ~100x more per line.
+_DEVICE_HINT_RE = re.compile(
+    r"cuda|gpu|rocm|vulkan|opencl|metal|nvcc|nvptx|hip|nvidia|driver|device|vk_error|cl_platform"
+    r"|clgetplatformids|nvrtc|cudnn|cublas|nvinfer"
+)
+
+
+def device_absent(text: str) -> bool:
+    """``text`` says the device the script wants (or its runtime) is absent here."""
+    return bool(_DEVICE_HINT_RE.search(text.lower())) and bool(DEVICE_ABSENT_RE.search(text))
+
+
 # A device-absent line that is the failure itself (an exception, an abort's message), not a
 # warning printed on the way (torch's "UserWarning: CUDA initialization: ...").
 DEVICE_FAILURE_LINE_RE = re.compile(r"Error|Exception|what\(\):|Check failed|terminate called")

@@ -75,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     w = sub.add_parser("worker", help="start a Celery worker")
     w.add_argument("--queues", default="triage,cpu", help="comma-separated: triage,cpu,gpu")
     w.add_argument("--concurrency", type=int, default=1)
+    w.add_argument("--beat", action="store_true",
+                   help="also run the periodic tasks (redelivery sweep); in one worker only")
     w.set_defaults(func=_cmd_worker)
     return p
 
@@ -210,7 +212,7 @@ def _cmd_worker(args: argparse.Namespace, cfg: Config) -> int:
         raise ReprobotError(f"--queues takes triage, cpu and/or gpu (got {args.queues!r})")
     if args.concurrency < 1:
         raise ReprobotError("--concurrency must be at least 1")
-    run_worker(cfg, queues, args.concurrency)
+    run_worker(cfg, queues, args.concurrency, with_beat=args.beat)
     return 0
 
 

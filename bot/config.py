@@ -70,6 +70,35 @@ class ServiceConfig:
     # Seconds before the broker redelivers an unacknowledged task (a worker that died outright).
     # 0 = derived from the longest task time limit.
     visibility_timeout_s: int = 0
+    # A worker that cannot reach Redis at start waits this long, then exits non-zero.
+    redis_wait_s: int = 30
+    # Soft time limit of a triage-queue task (triage, report); the hard limit is 60 s later.
+    # Past it the request is reported as an infra error, never retried.
+    triage_time_limit_s: int = 240
+    # How often the beat asks GitHub to redeliver failed webhook deliveries (0 = never; it
+    # needs GitHub App credentials).
+    redelivery_sweep_s: int = 600
+
+
+@dataclass(frozen=True)
+class DashboardConfig:
+    """Who may see the dashboard and /api/* (bot.auth): none | token | github.
+
+    Unset: no login while the receiver listens on loopback; anywhere else ``serve`` refuses.
+    """
+
+    auth: str = ""
+    token: str = ""  # REPROBOT_DASHBOARD_TOKEN
+    github_org: str = ""  # members of this organization get in ...
+    github_team: str = ""  # ... or only of this team (its slug) when set
+    oauth_client_id: str = ""  # REPROBOT_OAUTH_CLIENT_ID
+    oauth_client_secret: str = ""  # REPROBOT_OAUTH_CLIENT_SECRET
+    github_url: str = "https://github.com"  # where /login/oauth/* lives (GHE: its own host)
+    # The dashboard's address as browsers see it (behind a proxy): the OAuth callback is
+    # <public_url>/auth/callback. Default: taken from each request.
+    public_url: str = ""
+    session_secret: str = ""  # REPROBOT_SESSION_SECRET; default: derived from the webhook secret
+    session_ttl_s: int = 12 * 3600
 
 
 @dataclass(frozen=True)
@@ -80,6 +109,7 @@ class Config:
     filters: FilterConfig = field(default_factory=FilterConfig)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     label_prefix: str = "repro: "
+    dashboard: DashboardConfig = field(default_factory=DashboardConfig)
 
 
 def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str]) -> Config:
@@ -112,8 +142,10 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
         filters=_section(FilterConfig, data, "filters"),
         service=_section(ServiceConfig, data, "service"),
         label_prefix=str(data.get("label_prefix", Config.label_prefix)),
+        dashboard=_dashboard(_section(DashboardConfig, data, "dashboard"), environ),
     )
-    unknown = set(data) - {"tvm", "sandbox", "github", "filters", "service", "label_prefix"}
+    unknown = set(data) - {"tvm", "sandbox", "github", "filters", "service", "label_prefix",
+                           "dashboard"}
     if unknown:
         raise ConfigError(f"unknown top-level config keys: {', '.join(sorted(unknown))}")
 
@@ -135,6 +167,22 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
             f"not {cfg.sandbox.backend!r}"
         )
     return replace(cfg, github=gh, service=svc, tvm=tvm)
+
+
+def _dashboard(dash: DashboardConfig, env: Mapping[str, str]) -> DashboardConfig:
+    dash = replace(
+        dash,
+        auth=env.get("REPROBOT_DASHBOARD_AUTH", dash.auth).strip().lower(),
+        token=env.get("REPROBOT_DASHBOARD_TOKEN", dash.token),
+        oauth_client_id=env.get("REPROBOT_OAUTH_CLIENT_ID", dash.oauth_client_id),
+        oauth_client_secret=env.get("REPROBOT_OAUTH_CLIENT_SECRET", dash.oauth_client_secret),
+        session_secret=env.get("REPROBOT_SESSION_SECRET", dash.session_secret),
+    )
+    if dash.auth not in ("", "none", "token", "github"):
+        raise ConfigError(f"dashboard.auth must be none, token or github, not {dash.auth!r}")
+    if dash.session_ttl_s <= 0:
+        raise ConfigError("dashboard.session_ttl_s must be positive")
+    return dash
 
 
 def is_placeholder(value: str) -> bool:

@@ -19,6 +19,7 @@ Decisions taken here:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,18 +55,37 @@ def ignore(reason: str) -> Decision:
     return Decision(IGNORE, reason)
 
 
+# GitHub's issue numbers are positive 32-bit integers; anything else is a malformed payload.
+MAX_ISSUE_NUMBER = 2**31 - 1
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+
+
+def _int(value: Any) -> int | None:
+    """A JSON integer (not a boolean, not a float) in GitHub's id range, else None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 < value <= 2**63 - 1 else None
+
+
 def _repo(payload: Mapping[str, Any]) -> str:
     repo = payload.get("repository")
-    return str(repo.get("full_name") or "") if isinstance(repo, dict) else ""
+    name = repo.get("full_name") if isinstance(repo, dict) else None
+    return name if isinstance(name, str) and _REPO_NAME.fullmatch(name) else ""
+
+
+def _str(value: Any) -> str:
+    """A JSON string, else '' (a number, list or object where text belongs is no text)."""
+    return value if isinstance(value, str) else ""
 
 
 def _login(user: Any) -> str:
-    return str(user.get("login") or "") if isinstance(user, dict) else ""
+    return _str(user.get("login")) if isinstance(user, dict) else ""
 
 
 def _labels(issue: Mapping[str, Any]) -> tuple[str, ...]:
     out = []
-    for lb in issue.get("labels") or []:
+    labels = issue.get("labels")
+    for lb in labels if isinstance(labels, list) else []:
         name = lb.get("name") if isinstance(lb, dict) else lb
         if isinstance(name, str):
             out.append(name)
@@ -88,7 +108,8 @@ def issue_selected(issue: Mapping[str, Any], filters: FilterConfig) -> bool:
     wanted = {x.lower() for x in filters.labels}
     if any(lb.lower() in wanted for lb in _labels(issue)):
         return True
-    title = str(issue.get("title") or "").lstrip()
+    raw_title = issue.get("title")
+    title = raw_title.lstrip() if isinstance(raw_title, str) else ""
     return any(title.lower().startswith(p.lower()) for p in filters.title_prefixes if p)
 
 
@@ -105,8 +126,11 @@ def is_bot_comment(comment: Mapping[str, Any], bot_login: str, marker: str = BOT
 def _common(payload: Mapping[str, Any], cfg: Config) -> tuple[str, Mapping[str, Any]] | Decision:
     repo = _repo(payload)
     issue = payload.get("issue")
-    if not repo or not isinstance(issue, dict) or not isinstance(issue.get("number"), int):
+    if not repo or not isinstance(issue, dict):
         return ignore("payload has no repository or issue")
+    number = _int(issue.get("number"))
+    if number is None or number > MAX_ISSUE_NUMBER:
+        return ignore("payload's issue.number is not a valid issue number")
     if not repo_served(repo, cfg.filters):
         return ignore(f"repository {repo} is not served")
     if issue.get("pull_request"):
@@ -115,19 +139,18 @@ def _common(payload: Mapping[str, Any], cfg: Config) -> tuple[str, Mapping[str, 
 
 
 def handle_ping(payload: Mapping[str, Any], cfg: Config) -> Decision:
-    hook_id = payload.get("hook_id")
-    return Decision(PING, "pong", hook_id=hook_id if isinstance(hook_id, int) else None)
+    return Decision(PING, "pong", hook_id=_int(payload.get("hook_id")))
 
 
 def handle_issues(payload: Mapping[str, Any], cfg: Config) -> Decision:
-    action = str(payload.get("action") or "")
+    action = _str(payload.get("action"))
     common = _common(payload, cfg)
     if isinstance(common, Decision):
         return common
     repo, issue = common
     if action not in (REASON_OPENED, REASON_REOPENED, REASON_EDITED, REASON_LABELED):
         return ignore(f"issues.{action} is not acted on")
-    if str(issue.get("state") or "open") != "open":
+    if _str(issue.get("state")) not in ("", "open"):
         return ignore("the issue is closed")
     if not issue_selected(issue, cfg.filters):
         return ignore("the issue does not match the configured labels or title prefixes")
@@ -137,7 +160,7 @@ def handle_issues(payload: Mapping[str, Any], cfg: Config) -> Decision:
             return ignore("neither the title nor the body changed")
     if action == REASON_LABELED:
         label = payload.get("label")
-        name = str(label.get("name") or "") if isinstance(label, dict) else ""
+        name = _str(label.get("name")) if isinstance(label, dict) else ""
         if name.lower() not in {x.lower() for x in cfg.filters.labels}:
             return ignore(f"label {name!r} does not select issues")
     return Decision(TRIAGE, action, task={"repo": repo, "number": int(issue["number"]),
@@ -150,7 +173,7 @@ def handle_issue_comment(
     *,
     parse: Callable[[str], list[Any]] | None = None,
 ) -> Decision:
-    action = str(payload.get("action") or "")
+    action = _str(payload.get("action"))
     if action != "created":
         return ignore(f"issue_comment.{action} is not acted on")
     common = _common(payload, cfg)
@@ -162,7 +185,7 @@ def handle_issue_comment(
         return ignore("payload has no comment")
     if is_bot_comment(comment, cfg.service.bot_login):
         return ignore("the bot's own comment")
-    body = str(comment.get("body") or "")
+    body = _str(comment.get("body"))
     if parse is None:
         from bot.commands import parse_commands
 
@@ -180,7 +203,7 @@ def handle_issue_comment(
             "number": int(issue["number"]),
             "reason": REASON_RETEST,
             "requested_by": _login(comment.get("user")),
-            "comment_id": comment_id if isinstance(comment_id, int) else None,
+            "comment_id": _int(comment_id),
         },
     )
 

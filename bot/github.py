@@ -98,6 +98,18 @@ def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
     return None
 
 
+def _next_cursor(link: str) -> str:
+    """The ``cursor`` of the rel="next" page in a Link header, or ''."""
+    import urllib.parse
+
+    for part in link.split(","):
+        url, _, rel = part.partition(";")
+        if 'rel="next"' in rel:
+            query = urllib.parse.urlsplit(url.strip().strip("<>")).query
+            return dict(urllib.parse.parse_qsl(query)).get("cursor", "")
+    return ""
+
+
 def _message(e: GithubException) -> str:
     data = e.data
     if isinstance(data, dict) and data.get("message"):
@@ -368,6 +380,39 @@ class GitHubClient:
         self._call(
             f"POST reaction {repo}#{number}",
             lambda: self._repo(repo).get_issue(number).create_reaction(content),
+        )
+
+    # ------------------------------------------------------------------ the App's webhook
+    def hook_deliveries(self, *, max_pages: int = 10) -> list[dict[str, Any]]:
+        """The App's recent webhook deliveries, newest first (needs GitHub App credentials)."""
+        if self._integration is None:
+            raise GitHubAuthError("listing webhook deliveries needs GitHub App credentials")
+        req = self._integration.requester
+        out: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"per_page": 100}
+        for _ in range(max_pages):
+            query = dict(params)
+
+            def page(q: dict[str, Any] = query) -> tuple[dict[str, Any], Any]:
+                return req.requestJsonAndCheck("GET", "/app/hook/deliveries", parameters=q)
+
+            headers, data = self._call("list webhook deliveries", page)
+            out.extend(x for x in (data or []) if isinstance(x, dict))
+            cursor = _next_cursor(str(headers.get("link") or ""))
+            if not cursor:
+                break
+            params["cursor"] = cursor
+        return out
+
+    def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to send a delivery again (it comes with the same X-GitHub-Delivery)."""
+        if self._integration is None:
+            raise GitHubAuthError("redelivering webhook deliveries needs GitHub App credentials")
+        req = self._integration.requester
+        self._call(
+            f"redeliver webhook delivery {delivery_id}",
+            lambda: req.requestJsonAndCheck(
+                "POST", f"/app/hook/deliveries/{int(delivery_id)}/attempts"),
         )
 
     # ------------------------------------------------------------------ internals

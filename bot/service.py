@@ -29,7 +29,7 @@ from bot.config import Config
 from bot.errors import InfraError
 from bot.events import ONLY_IF_CHANGED, REASON_RETEST, is_bot_comment
 from bot.labels import MARKER, STATUS_QUEUED, STATUS_RUNNING, label_specs
-from bot.models import Comment, Issue, RunResult
+from bot.models import Comment, Issue, Repro, RunResult
 from bot.pipeline import Plan, conclude, plan
 from bot.render import is_own_label, render_status
 from bot.state import State
@@ -170,6 +170,62 @@ def _check_retest(
         gh.reply(repo, number, MSG_RETEST_COOLDOWN.format(user=user, cooldown=cooldown, left=left))
         return "cooldown"
     return ""
+
+
+def give_up(
+    svc: Services,
+    repo: str,
+    number: int,
+    why: str,
+    *,
+    job_id: str = "",
+    reason: str = "",
+    delivery: str = "",
+) -> dict[str, Any]:
+    """End a request whose triage or report ran past its time limit with an ``infra-error``
+    report ("our side failed"), instead of trying the same work again.
+
+    Bounded work only: the conclusion is drawn from the title alone (no body, no comments, no
+    run output), so whatever was slow is not run again here.
+    """
+    with svc.state.issue_lock(repo, number, timeout_s=30):
+        job = svc.state.job(job_id) if job_id else None
+        if job is not None and (svc.state.is_reported(job_id)
+                                or svc.state.is_superseded(job_id, repo, number)):
+            return {"status": "skipped", "job_id": job_id}
+        if job is None:
+            job_id = uuid.uuid4().hex
+            job = {"job_id": job_id, "repo": repo, "number": number, "title": "", "url": "",
+                   "reason": reason, "delivery": delivery, "worker": "",
+                   "plan": Plan(Repro(found=True, shape="none"), (), "cpu").to_dict(),
+                   "repro_sha256": "", "status": "queued", "created": time.time()}
+            svc.state.new_job(job_id, job)
+            svc.state.touch_issue(repo, number)
+        issue = Issue(title=str(job.get("title") or ""), body="", number=number, repo=repo,
+                      url=str(job.get("url") or ""))
+        bounded = dict(job, issue=issue.to_dict())
+        summary = _finish(svc, bounded, None, {}, why)
+    return {"status": "gave-up", "job_id": job_id, **summary}
+
+
+def sweep_deliveries(svc: Services, *, now: float | None = None) -> dict[str, Any]:
+    """Ask GitHub to redeliver the App's failed deliveries the bot never queued."""
+    from bot.events import ROUTER
+    from bot.redeliver import pick_redeliveries
+
+    gh = svc.github
+    items = gh.hook_deliveries()
+    picks = pick_redeliveries(
+        items, events=ROUTER, handled=svc.state.delivery_seen, asks=svc.state.redelivery_asks,
+        now=time.time() if now is None else now,
+    )
+    asked = []
+    for p in picks:
+        svc.state.count_redelivery_ask(p.guid)
+        gh.redeliver(p.delivery_id)
+        log.warning("asked GitHub to redeliver %s (%s, %s)", p.guid, p.event, p.why)
+        asked.append(p.guid)
+    return {"status": "swept", "listed": len(items), "redelivered": asked}
 
 
 def run_request(record: dict[str, Any], the_plan: Plan) -> dict[str, Any]:

@@ -4,6 +4,9 @@ Key layout (``P`` = the prefix, ``R`` = ``owner/name``, ``N`` = issue number):
 
 - ``P delivery:<id>``        webhook delivery ids seen (SET NX EX, 7 days): replays are ignored
 - ``P body:<sha256>``        sha256 of delivered bodies seen (same TTL): a replay with a new id too
+                             (both are written with the triage task's enqueue, atomically:
+                             ``bot.intake``)
+- ``P redelivery:<id>``      how often the sweeper asked GitHub to redeliver a failed delivery
 - ``P issue:R#N:job``        the id of the newest job for the issue; an older job that sees another
                              id here is superseded and skips
 - ``P issue:R#N:lock``       short lock while the issue is triaged / reported (one at a time)
@@ -53,6 +56,33 @@ def connect(url: str, *, timeout_s: float = 2.0) -> redis.Redis:
     )
 
 
+def redacted(url: str) -> str:
+    """The Redis URL without its password (for messages)."""
+    import urllib.parse
+
+    u = urllib.parse.urlsplit(url)
+    if u.password:
+        netloc = f"{u.username or ''}:***@{u.hostname}" + (f":{u.port}" if u.port else "")
+        return urllib.parse.urlunsplit(u._replace(netloc=netloc))
+    return url
+
+
+def wait_for_redis(url: str, wait_s: float, *, interval_s: float = 1.0) -> None:
+    """Return once Redis answers PING; StateUnavailable after ``wait_s`` seconds of trying."""
+    deadline = time.monotonic() + max(wait_s, 0)
+    client = connect(url, timeout_s=min(2.0, max(wait_s, 0.5)))
+    while True:
+        try:
+            client.ping()
+            return
+        except redis.RedisError as e:
+            if time.monotonic() >= deadline:
+                raise StateUnavailable(
+                    f"Redis at {redacted(url)} is not reachable (waited {wait_s:.0f} s): {e}"
+                ) from e
+        time.sleep(interval_s)
+
+
 def issue_ref(repo: str, number: int) -> str:
     return f"{repo}#{number}"
 
@@ -89,6 +119,22 @@ class State:
         except redis.RedisError as e:
             raise StateUnavailable(str(e)) from e
         return all(bool(x) for x in results)
+
+    def delivery_seen(self, delivery_id: str) -> bool:
+        """Whether the receiver queued this delivery (GitHub's GUID)."""
+        return bool(self.r.exists(self._k("delivery", delivery_id)))
+
+    def redelivery_asks(self, delivery_id: str) -> int:
+        raw = self.r.get(self._k("redelivery", delivery_id))
+        return int(str(raw)) if raw else 0
+
+    def count_redelivery_ask(self, delivery_id: str) -> int:
+        key = self._k("redelivery", delivery_id)
+        pipe = self.r.pipeline()
+        pipe.incr(key)
+        pipe.expire(key, DELIVERY_TTL_S)
+        n, _ = pipe.execute()
+        return int(n)
 
     def forget_delivery(self, delivery_id: str, body_sha256: str) -> None:
         """Undo ``first_delivery`` (enqueueing failed: GitHub's redelivery must get through)."""

@@ -1,158 +1,220 @@
 """The web app: the GitHub webhook receiver and the maintainers' dashboard.
 
-- ``POST /webhook``  verify, deduplicate, route (``bot.events``), enqueue a ``triage`` task by
-  name. It never runs a script and never calls GitHub, so it answers in milliseconds.
+- ``POST /webhook``  signature first (a missing header is answered before the body is read;
+  bodies are read in chunks within a budget for all unverified bodies together), then route
+  (``bot.events``) and, for a triage, record-and-enqueue in one Redis script (``bot.intake``).
+  It never runs a script, never calls GitHub and never leaves the event loop.
 - ``GET /healthz``   200 when Redis answers, else 503.
 - ``GET /``          dashboard (server-rendered HTML): queues, workers, latest result per issue.
 - ``GET /api/status``  the same as JSON; ``GET /api/issues/{owner}/{name}/{number}`` one issue's
   latest result and history.
+- Everything but ``/webhook`` and ``/healthz`` is behind the optional login of ``bot.auth``.
 
-Statuses: 401 missing/invalid signature; 413 body over 25 MB; 400 not JSON / not an object /
-no event header; 200 ping (with the hook id); 202 queued, ignored (with the reason) or a
-duplicate delivery; 503 Redis (the broker) unreachable, so GitHub shows the delivery as failed
-and it can be redelivered.
+Statuses: 401 missing/invalid signature; 413 body over 25 MB; 408 body too slow; 400 not JSON,
+too deep, not an object, no event header, or a payload not shaped like GitHub's; 200 ping (with
+the hook id); 202 queued, ignored (with the reason) or a duplicate delivery; 503 Redis
+unreachable or the unverified-body budget spent (GitHub shows the delivery as failed and it is
+redelivered); 500 our bug, with nothing recorded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import html
 import json
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
+from bot.auth import check_exposure, install_auth
 from bot.config import Config, require_github
 from bot.events import IGNORE, PING, route
-from bot.state import State, StateUnavailable, connect
+from bot.intake import Intake, IntakeUnavailable, connect_async
+from bot.state import State, connect
 
 log = logging.getLogger("reprobot.web")
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
+# Not-yet-verified body bytes held at once, all requests together (two full-size payloads).
+MAX_UNVERIFIED_BYTES = 2 * MAX_BODY_BYTES + (1 << 20)
+BODY_READ_TIMEOUT_S = 10.0  # GitHub gives up on a delivery after 10 s anyway
 TRIAGE_TASK = "reprobot.triage"
-
-SendFn = Callable[[str, dict[str, Any]], None]
 
 
 def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
     """Check ``X-Hub-Signature-256: sha256=<hex>`` against HMAC-SHA256(secret, raw body)."""
-    if not header or not header.startswith("sha256=") or not secret:
+    if not header or not secret:
         return False
-    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    mac = hmac.new(secret.encode(), body, hashlib.sha256)
+    return _digest_ok(mac, header)
+
+
+def _digest_ok(mac: hmac.HMAC, header: str) -> bool:
+    if not header.startswith("sha256="):
+        return False
+    expected = "sha256=" + mac.hexdigest()
     return hmac.compare_digest(expected.encode(), header.strip().encode())
 
 
-def celery_sender(config: Config) -> SendFn:
-    """Send a task by name through the broker (the web app never imports the task code)."""
-    from tasks.app import make_celery
+class BodyBudget:
+    """Bytes of not-yet-verified request bodies held at once, over all requests.
 
-    app = make_celery(config)
-    policy = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+    Bytes are taken as they arrive and given back when the body is verified or refused: all
+    clients without the secret together can pin at most ``limit`` bytes of the receiver's
+    memory, however many connections they open; a chunk past it gets 503 at once (the sweeper
+    has GitHub redeliver).
+    """
 
-    def send(name: str, kwargs: dict[str, Any]) -> None:
-        app.send_task(name, kwargs=kwargs, queue="triage", routing_key="triage",
-                      retry=True, retry_policy=policy)
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
 
-    return send
+    def take(self, n: int) -> bool:
+        if self.used + n > self.limit:
+            return False
+        self.used += n
+        return True
+
+    def give(self, n: int) -> None:
+        self.used = max(0, self.used - n)
 
 
 def _json(code: int, **body: Any) -> JSONResponse:
     return JSONResponse(body, status_code=code)
 
 
+def _too_large() -> JSONResponse:
+    return _json(413, error="payload too large (GitHub sends at most 25 MB)")
+
+
+def _busy() -> JSONResponse:
+    r = _json(503, error="too many webhook bodies being read at once; redeliver later")
+    r.headers["Retry-After"] = "5"
+    return r
+
+
 def create_app(
     config: Config,
     *,
     state: State | None = None,
-    send: SendFn | None = None,
+    body_budget_bytes: int = MAX_UNVERIFIED_BYTES,
+    auth_mode: str | None = None,
 ) -> FastAPI:
     svc = config.service
     the_state = state or State(connect(svc.redis_url), svc.key_prefix, history_len=svc.history_len)
-    sender: list[SendFn] = [send] if send else []
     secret = config.github.webhook_secret
+    budget = BodyBudget(body_budget_bytes)
+    intakes: dict[int, Intake] = {}
 
-    def get_sender() -> SendFn:
-        if not sender:
-            sender.append(celery_sender(config))
-        return sender[0]
+    def intake() -> Intake:
+        """One asyncio Redis client per event loop (uvicorn runs one; tests may run several)."""
+        loop = id(asyncio.get_running_loop())
+        if loop not in intakes:
+            intakes[loop] = Intake(connect_async(svc.redis_url), svc.key_prefix)
+        return intakes[loop]
 
     app = FastAPI(title="reprobot", docs_url=None, redoc_url=None, openapi_url=None)
+    install_auth(app, config, auth_mode)
 
-    @app.post("/webhook")
     async def webhook(request: Request) -> Response:
-        delivery = request.headers.get("x-github-delivery", "")
-        event = request.headers.get("x-github-event", "")
-        length = request.headers.get("content-length")
-        if length is not None:
-            try:
-                if int(length) > MAX_BODY_BYTES:
-                    return _json(413, error="payload too large (GitHub sends at most 25 MB)")
-            except ValueError:
-                return _json(400, error="bad Content-Length")
-        chunks = bytearray()
-        async for chunk in request.stream():
-            chunks += chunk
-            if len(chunks) > MAX_BODY_BYTES:
-                return _json(413, error="payload too large (GitHub sends at most 25 MB)")
-        body = bytes(chunks)
+        delivery = request.headers.get("x-github-delivery", "")[:200]
+        event = request.headers.get("x-github-event", "")[:100]
         sig = request.headers.get("x-hub-signature-256")
+        # Signature first: nothing is read from a request that cannot be signed.
         if not sig:
             return _json(401, error="missing X-Hub-Signature-256")
-        if not signature_ok(secret, body, sig):
+        if not sig.startswith("sha256=") or len(sig) != len("sha256=") + 64:
+            return _json(401, error="invalid X-Hub-Signature-256")
+        length_header = request.headers.get("content-length")
+        length: int | None = None
+        if length_header is not None:
+            try:
+                length = int(length_header)
+            except ValueError:
+                return _json(400, error="bad Content-Length")
+            if length < 0:
+                return _json(400, error="bad Content-Length")
+            if length > MAX_BODY_BYTES:
+                return _too_large()
+        # Bytes are taken from the budget as they arrive (not as announced): an idle client
+        # that announces 25 MB holds nothing.
+        reserved = 0
+        mac = hmac.new(secret.encode(), digestmod=hashlib.sha256)
+        body = bytearray()
+        try:
+            async with asyncio.timeout(BODY_READ_TIMEOUT_S):
+                async for chunk in request.stream():
+                    if not chunk:
+                        continue
+                    if len(body) + len(chunk) > MAX_BODY_BYTES:
+                        return _too_large()
+                    if len(body) + len(chunk) > reserved:
+                        more = len(body) + len(chunk) - reserved
+                        if not budget.take(more):
+                            return _busy()
+                        reserved += more
+                    mac.update(chunk)
+                    body += chunk
+        except TimeoutError:
+            return _json(408, error="the body took too long to arrive")
+        except ClientDisconnect:
+            return _json(400, error="client disconnected")
+        finally:
+            budget.give(reserved)
+        if not secret or not _digest_ok(mac, sig):
             return _json(401, error="invalid X-Hub-Signature-256")
         if not event:
             return _json(400, error="missing X-GitHub-Event")
         try:
             payload = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            return _json(400, error="body is not JSON")
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return _json(400, error="body is not JSON (or nests too deeply)")
         if not isinstance(payload, dict):
             return _json(400, error="body is not a JSON object")
         try:
-            return await run_in_threadpool(_handle, delivery, event, body, payload)
-        except Exception:  # process boundary: log with the delivery id, answer 500
-            log.exception("webhook delivery %s (%s) failed", delivery, event)
-            return _json(500, error="internal error", delivery=delivery)
-
-    def _handle(delivery: str, event: str, body: bytes, payload: dict[str, Any]) -> Response:
-        digest = hashlib.sha256(body).hexdigest()
-        try:
-            first = the_state.first_delivery(delivery, digest)
-        except StateUnavailable as e:
-            log.error("delivery %s: Redis unreachable: %s", delivery, e)
-            return _json(503, error="state store (Redis) unreachable; redeliver later")
-        if not first:
-            return _json(202, status="ignored", reason="duplicate delivery, ignored",
+            decision = route(event, payload, config)
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as e:
+            # A signed payload that is not shaped like GitHub's: refused, not a server error.
+            log.warning("delivery %s (%s): malformed payload: %s", delivery, event, e)
+            return _json(400, error=f"malformed {event} payload: {type(e).__name__}",
                          delivery=delivery)
-        decision = route(event, payload, config)
         if decision.action == PING:
             return _json(200, status="pong", hook_id=decision.hook_id)
         if decision.action == IGNORE:
             log.info("delivery %s (%s): ignored: %s", delivery, event, decision.reason)
             return _json(202, status="ignored", reason=decision.reason, delivery=delivery)
         task = dict(decision.task, delivery=delivery)
+        digest = hashlib.sha256(body).hexdigest()
         try:
-            get_sender()(TRIAGE_TASK, task)
-        except Exception as e:  # broker down: undo the dedup record so a redelivery gets in
-            the_state.forget_delivery(delivery, digest)
-            log.error("delivery %s: cannot enqueue: %s", delivery, e)
-            return _json(503, error="queue (Redis) unreachable; redeliver later")
+            queued = await intake().accept(delivery, digest, TRIAGE_TASK, task)
+        except IntakeUnavailable as e:
+            log.error("delivery %s: Redis unreachable: %s", delivery, e)
+            return _json(503, error="state store (Redis) unreachable or too slow; redeliver later")
+        except Exception:  # process boundary: nothing was recorded, so a redelivery gets in
+            log.exception("webhook delivery %s (%s) failed", delivery, event)
+            return _json(500, error="internal error", delivery=delivery)
+        if not queued:
+            return _json(202, status="ignored", reason="duplicate delivery, ignored",
+                         delivery=delivery)
         log.info("delivery %s (%s): queued triage of %s#%s (%s)", delivery, event,
                  task.get("repo"), task.get("number"), decision.reason)
         return _json(202, status="queued", reason=decision.reason, delivery=delivery,
                      issue=f"{task.get('repo')}#{task.get('number')}")
 
+    # A plain Starlette route: no FastAPI parameter handling on the hot path.
+    app.router.add_route("/webhook", webhook, methods=["POST"])
+
     @app.get("/healthz")
-    def healthz() -> Response:
+    async def healthz() -> Response:
         try:
-            the_state.ping()
-        except StateUnavailable as e:
+            await intake().ping()
+        except IntakeUnavailable as e:
             return _json(503, ok=False, redis=False, error=str(e))
         return _json(200, ok=True, redis=True)
 
@@ -311,7 +373,10 @@ def serve(config: Config, host: str, port: int) -> None:
     import uvicorn
 
     require_github(config, webhook=True, api=False)
+    mode = check_exposure(config, host)  # refuses a public dashboard without a login
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(config), host=host, port=port, log_level="info",
-                proxy_headers=True, timeout_keep_alive=5)
+    log.info("dashboard login: %s", mode)
+    # No access log: every delivery is logged once by the handler, with its id and outcome.
+    uvicorn.run(create_app(config, auth_mode=mode), host=host, port=port, log_level="info",
+                proxy_headers=True, timeout_keep_alive=5, access_log=False, backlog=2048)

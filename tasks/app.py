@@ -42,6 +42,7 @@ TASK_TRIAGE = "reprobot.triage"
 TASK_RUN = "reprobot.run"
 TASK_STATUS = "reprobot.status"
 TASK_REPORT = "reprobot.report"
+TASK_SWEEP_DELIVERIES = "reprobot.sweep_deliveries"
 
 # Tasks on the triage queue only talk to GitHub and Redis (GitHub retries with back-off inside).
 TRIAGE_SOFT_LIMIT_S = 240
@@ -56,6 +57,12 @@ def run_time_limits(config: Config) -> tuple[int, int]:
     return timeout + 60, timeout + 120
 
 
+def triage_time_limits(config: Config) -> tuple[int, int]:
+    """(soft, hard) limits of a triage-queue task."""
+    soft = int(getattr(config.service, "triage_time_limit_s", 0) or TRIAGE_SOFT_LIMIT_S)
+    return soft, soft + (TRIAGE_HARD_LIMIT_S - TRIAGE_SOFT_LIMIT_S)
+
+
 def visibility_timeout(config: Config, override: int | None = None) -> int:
     """How long an unacknowledged message waits before Redis hands it to another worker.
 
@@ -68,7 +75,7 @@ def visibility_timeout(config: Config, override: int | None = None) -> int:
     configured = getattr(config.service, "visibility_timeout_s", 0)
     if configured:
         return int(configured)
-    return max(run_time_limits(config)[1], TRIAGE_HARD_LIMIT_S) + 60
+    return max(run_time_limits(config)[1], triage_time_limits(config)[1]) + 60
 
 
 def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> Celery:
@@ -84,13 +91,14 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
             TASK_TRIAGE: {"queue": "triage"},
             TASK_STATUS: {"queue": "triage"},
             TASK_REPORT: {"queue": "triage"},
+            TASK_SWEEP_DELIVERIES: {"queue": "triage"},
             # reprobot.run: the queue (cpu or gpu) is chosen per job by the triage task.
         },
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        task_soft_time_limit=TRIAGE_SOFT_LIMIT_S,
-        task_time_limit=TRIAGE_HARD_LIMIT_S,
+        task_soft_time_limit=triage_time_limits(config)[0],
+        task_time_limit=triage_time_limits(config)[1],
         task_annotations={TASK_RUN: {"soft_time_limit": soft, "time_limit": hard}},
         task_serializer="json",
         accept_content=["json"],
@@ -98,6 +106,9 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         result_expires=24 * 3600,
         task_ignore_result=True,  # results live in our own state keys; no one waits on them
         broker_connection_retry_on_startup=True,
+        # Once started, a worker that loses Redis (a restart) reconnects, however long it takes
+        # (at start, require_redis has already waited a bounded time).
+        broker_connection_max_retries=None,
         broker_connection_timeout=3,
         broker_transport_options={
             "visibility_timeout": vt,
@@ -112,8 +123,22 @@ def make_celery(config: Config, *, visibility_timeout_s: int | None = None) -> C
         worker_hijack_root_logger=False,
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
+    app.conf.beat_schedule = beat_schedule(config)
     app.reprobot = Runtime(config, app)
     return app
+
+
+def beat_schedule(config: Config) -> dict[str, Any]:
+    """Periodic tasks (``reprobot worker --beat`` runs the scheduler in one worker)."""
+    schedule: dict[str, Any] = {}
+    every = int(getattr(config.service, "redelivery_sweep_s", 0) or 0)
+    gh = config.github
+    if every > 0 and gh.app_id and gh.private_key:  # the deliveries API is the App's
+        schedule["redelivery-sweep"] = {
+            "task": TASK_SWEEP_DELIVERIES, "schedule": float(every),
+            "options": {"queue": "triage", "expires": float(every)},
+        }
+    return schedule
 
 
 class Runtime:
@@ -225,6 +250,28 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
     return config, info
 
 
+def require_redis(config: Config) -> None:
+    """At start: Redis (the broker) must answer within ``service.redis_wait_s``; otherwise say
+    so and stop (exit 2) instead of retrying silently forever. Once started, a worker that
+    loses Redis reconnects by itself."""
+    from bot.state import StateUnavailable, redacted, wait_for_redis
+
+    svc = config.service
+    log.warning("connecting to Redis at %s (waiting up to %d s)", redacted(svc.redis_url),
+                svc.redis_wait_s)
+    try:
+        wait_for_redis(svc.redis_url, svc.redis_wait_s)
+    except StateUnavailable as e:
+        raise ReprobotError(f"{e}; start redis-server or fix REDIS_URL / service.redis_url") from e
+
+
+def _beat_args(config: Config) -> list[str]:
+    """Run the periodic scheduler inside this worker (start exactly one such worker)."""
+    path = probe_cache_dir() / "celerybeat-schedule"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return ["--beat", "--schedule", str(path)]
+
+
 class Heartbeat(threading.Thread):
     def __init__(self, config: Config, name: str, info: dict[str, Any]):
         super().__init__(name="reprobot-heartbeat", daemon=True)
@@ -252,11 +299,13 @@ def run_worker(
     concurrency: int,
     *,
     loglevel: str = "INFO",
+    with_beat: bool = False,
 ) -> None:
     """Start a Celery worker in this process serving ``queues``; returns when it stops."""
     logging.basicConfig(level=getattr(logging, loglevel, logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config, info = prepare_worker(config, queues)
+    config, info = prepare_worker(config, queues)  # what is wrong with the config: first
+    require_redis(config)
     name = f"reprobot-{'-'.join(queues)}-{os.getpid()}@{socket.gethostname()}"
     info["concurrency"] = concurrency
     app = make_celery(config)
@@ -274,6 +323,7 @@ def run_worker(
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
+            *(_beat_args(config) if with_beat else []),
         ])
     finally:
         beat.stopped.set()

@@ -15,13 +15,33 @@ from celery import Task, shared_task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 
 from bot import service
-from tasks.app import TASK_REPORT, TASK_RUN, TASK_STATUS, TASK_TRIAGE, runtime
+from tasks.app import (
+    TASK_REPORT,
+    TASK_RUN,
+    TASK_STATUS,
+    TASK_SWEEP_DELIVERIES,
+    TASK_TRIAGE,
+    runtime,
+)
 
 log = logging.getLogger("reprobot.tasks")
 
 MAX_RETRIES = 6
 # A run that failed on our side is tried this many more times before it is reported.
 INFRA_RETRIES = 2
+
+
+TRIAGE_TOO_LONG = "reading the issue took longer than the triage time limit"
+REPORT_TOO_LONG = "concluding the run took longer than the report time limit"
+
+
+def _give_up(svc: Any, repo: str, number: int, why: str, **kw: Any) -> dict[str, Any]:
+    """Report an infra error for work that ran past its soft time limit (never a retry)."""
+    try:
+        return service.give_up(svc, repo, number, why, **kw)
+    except Exception:  # task boundary: the give-up itself failed (GitHub or Redis down)
+        log.exception("could not report the time-out of %s#%s", repo, number)
+        return {"status": "failed", "why": why}
 
 
 def _backoff(task: Task) -> int:
@@ -49,6 +69,11 @@ def triage(
             svc, repo, int(number), reason,
             requested_by=requested_by, comment_id=comment_id, delivery=delivery,
         )
+    except SoftTimeLimitExceeded:
+        # The same work would take as long again: report "our side failed", never retry.
+        log.error("triage %s#%s (delivery %s) exceeded its time limit", repo, number, delivery)
+        return _give_up(svc, repo, int(number), TRIAGE_TOO_LONG, reason=reason,
+                        delivery=delivery)
     except Exception as e:  # task boundary
         raise _retry(self, e, f"triage {repo}#{number} (delivery {delivery}, {reason})") from e
 
@@ -58,6 +83,7 @@ def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
     rt = runtime(self.app)
     job_id = str(job.get("job_id", "?"))
     hostname = str(self.request.hostname or rt.hostname)
+    timed_out = False
     try:
         result = service.run_job(
             job,
@@ -71,11 +97,13 @@ def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
         log.error("run job %s exceeded the task's time limit", job_id)
         result = {"job_id": job_id, "worker_name": hostname, "run": None, "environment": {},
                   "infra_error": "the worker's time limit for the run was exceeded"}
+        timed_out = True
     except Exception as e:  # task boundary: becomes an infra-error report, never silence
         log.exception("run job %s failed on our side", job_id)
         result = {"job_id": job_id, "worker_name": hostname, "run": None, "environment": {},
                   "infra_error": f"worker error: {type(e).__name__}: {e}"}
-    if result.get("infra_error") and self.request.retries < INFRA_RETRIES:
+    # A run past its time limit is reported at once: trying it again would take as long.
+    if result.get("infra_error") and not timed_out and self.request.retries < INFRA_RETRIES:
         # Our side failed (sandbox, interpreter, worker): try again before saying so.
         log.warning("run job %s: infra error, retrying: %s", job_id, result["infra_error"])
         raise self.retry(countdown=_backoff(self), max_retries=INFRA_RETRIES)
@@ -98,5 +126,23 @@ def report(self: Task, result: dict[str, Any]) -> dict[str, Any]:
     svc = runtime(self.app).services
     try:
         return service.report(svc, result)
+    except SoftTimeLimitExceeded:
+        job_id = str(result.get("job_id") or "")
+        log.error("report of job %s exceeded its time limit", job_id)
+        job = svc.state.job(job_id) if job_id else None
+        if job is None:
+            return {"status": "unknown-job", "job_id": job_id}
+        return _give_up(svc, str(job["repo"]), int(job["number"]), REPORT_TOO_LONG,
+                        job_id=job_id)
     except Exception as e:  # task boundary
         raise _retry(self, e, f"report of job {result.get('job_id', '?')}") from e
+
+
+@shared_task(name=TASK_SWEEP_DELIVERIES, bind=True)
+def sweep_deliveries(self: Task) -> dict[str, Any]:
+    svc = runtime(self.app).services
+    try:
+        return service.sweep_deliveries(svc)
+    except Exception as e:  # task boundary: the next sweep tries again (no retry here)
+        log.exception("redelivery sweep failed: %s", e)
+        return {"status": "failed", "error": f"{type(e).__name__}: {e}"}

@@ -59,11 +59,16 @@ def wait_until(cond: Callable[[], Any], timeout: float, what: str, interval: flo
 
 
 class RedisServer:
-    """A real redis-server process on 127.0.0.1 (no RDB, no AOF)."""
+    """A real redis-server process on 127.0.0.1 (no RDB; AOF when ``aof``, as deploy runs it).
 
-    def __init__(self, workdir: Path):
+    ``restart()`` stops it (a clean shutdown) and starts it again on the same port and data
+    directory.
+    """
+
+    def __init__(self, workdir: Path, *, aof: bool = False):
         self.workdir = workdir
         self.port = free_port()
+        self.aof = aof
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -81,8 +86,8 @@ class RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir), "--protected-mode", "no",
-             "--loglevel", "warning"],
+             "--appendonly", "yes" if self.aof else "no", "--appendfsync", "always",
+             "--dir", str(self.workdir), "--protected-mode", "no", "--loglevel", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
 
@@ -104,6 +109,10 @@ class RedisServer:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+
+    def restart(self) -> RedisServer:
+        self.stop()
+        return self.start()
 
 
 @pytest.fixture(scope="session")
@@ -219,6 +228,10 @@ class Service:
     cooldown_s: int = 120
     procs: list[Proc] = field(default_factory=list)
     receiver_url: str = ""
+    # Extra ``service:`` keys of reprobot.yml (e.g. {"redis_wait_s": 2}).
+    service_extra: dict[str, Any] = field(default_factory=dict)
+    # Extra top-level YAML appended to reprobot.yml (e.g. a ``dashboard:`` section).
+    extra_yaml: str = ""
 
     @property
     def config_path(self) -> Path:
@@ -241,8 +254,10 @@ class Service:
                 f"  retest_cooldown_s: {self.cooldown_s}\n"
                 f"  bot_login: {BOT_LOGIN}\n"
                 f"{vt}"
-                "filters:\n"
+                + "".join(f"  {k}: {v}\n" for k, v in self.service_extra.items())
+                + "filters:\n"
                 f"  repositories: [{REPO}]\n"
+                + self.extra_yaml
             )
         return path
 
@@ -297,11 +312,11 @@ class Service:
         proc.wait_for(" ready.", 120)
         return proc
 
-    def receiver(self) -> Proc:
+    def receiver(self, *, extra_env: dict[str, str] | None = None) -> Proc:
         port = free_port()
         argv = [sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1",
                 "--port", str(port)]
-        proc = self._start("receiver", argv, self.env())
+        proc = self._start("receiver", argv, {**self.env(), **(extra_env or {})})
         self.receiver_url = f"http://127.0.0.1:{port}"
 
         def up() -> bool:

@@ -244,6 +244,16 @@ class FakeGitHub:
         self._thread: threading.Thread | None = None
         self._port: int | None = None
         self._conns: set[socket.socket] = set()
+        # The App's webhook: its deliveries (newest last) and where redeliveries go.
+        self._deliveries: list[dict[str, Any]] = []
+        self._delivery_payloads: dict[int, tuple[str, bytes]] = {}  # id -> (event, body)
+        self._hook: tuple[str, str] | None = None  # (url, secret)
+        # OAuth apps (client id -> secret), pending codes, who signs in at the authorize page.
+        self._oauth_apps: dict[str, str] = {}
+        self._oauth_codes: dict[str, tuple[str, str, str, float]] = {}  # code -> (client, uri,
+        self._oauth_login: str | None = None                          #          login, expiry)
+        self._org_members: dict[str, set[str]] = {}  # org -> logins
+        self._teams: dict[tuple[str, str], tuple[int, set[str]]] = {}  # (org, slug) -> id, logins
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, port: int | None = None) -> FakeGitHub:
@@ -421,6 +431,87 @@ class FakeGitHub:
         return f"{self.app_slug}[bot]"
 
     # ------------------------------------------------------------------ faults
+    # -- the App's webhook deliveries (GET /app/hook/deliveries, POST .../attempts) ---------
+    def set_hook(self, url: str, secret: str) -> None:
+        """Where the App's webhook points: redeliveries are POSTed there, signed with secret."""
+        with self._lock:
+            self._hook = (url, secret)
+
+    def add_hook_delivery(
+        self,
+        guid: str,
+        event: str,
+        *,
+        action: str | None = None,
+        status_code: int = 200,
+        payload: Any = None,
+        delivered_at: float | None = None,
+        redelivery: bool = False,
+        repository_id: int | None = None,
+    ) -> int:
+        """Record one delivery attempt as GitHub lists it (status_code 0: no answer); returns
+        its id. ``payload`` is what a redelivery sends again."""
+        with self._lock:
+            ident = next(self._ids)
+            ok = 200 <= status_code < 300
+            self._deliveries.append({
+                "id": ident,
+                "guid": guid,
+                "delivered_at": _iso(delivered_at if delivered_at is not None else time.time()),
+                "redelivery": redelivery,
+                "duration": 0.05,
+                "status": "OK" if ok else (f"Invalid HTTP Response: {status_code}"
+                                           if status_code else "timed out"),
+                "status_code": status_code,
+                "event": event,
+                "action": action,
+                "installation_id": next(iter(self._installations), None),
+                "repository_id": repository_id,
+                "throttled_at": None,
+            })
+            if payload is not None:
+                body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self._delivery_payloads[ident] = (event, body)
+            else:
+                for d in reversed(self._deliveries[:-1]):
+                    if d["guid"] == guid and d["id"] in self._delivery_payloads:
+                        self._delivery_payloads[ident] = self._delivery_payloads[d["id"]]
+                        break
+            return ident
+
+    def hook_deliveries(self) -> list[dict[str, Any]]:
+        """Every delivery attempt, oldest first (a test reads them back)."""
+        with self._lock:
+            return [dict(d) for d in self._deliveries]
+
+    # -- OAuth web flow and organizations (dashboard login) ----------------------------------
+    def add_oauth_app(self, client_id: str, client_secret: str) -> None:
+        with self._lock:
+            self._oauth_apps[client_id] = client_secret
+
+    def sign_in_as(self, login: str | None) -> None:
+        """Who approves the next /login/oauth/authorize (None: nobody is signed in)."""
+        with self._lock:
+            if login:
+                self._user(login)
+            self._oauth_login = login
+
+    def add_org_member(self, org: str, login: str) -> None:
+        with self._lock:
+            self._user(org)
+            self._user(login)
+            self._org_members.setdefault(org.lower(), set()).add(login.lower())
+
+    def add_team(self, org: str, slug: str, *members: str) -> None:
+        with self._lock:
+            self._user(org)
+            tid, logins = self._teams.setdefault((org.lower(), slug.lower()),
+                                                 (next(self._ids), set()))
+            for m in members:
+                self._user(m)
+                logins.add(m.lower())
+                self._org_members.setdefault(org.lower(), set()).add(m.lower())
+
     def fail_next(
         self,
         method: str,
@@ -885,12 +976,22 @@ class FakeGitHub:
                 )
             return resp, delay
 
-        if self.prefix and not (path == self.prefix or path.startswith(self.prefix + "/")):
+        if self.prefix and not (path == self.prefix or path.startswith(self.prefix + "/")
+                                or path.startswith("/login/oauth/")):
             rel = path
             return done(_Response(404, {"message": "Not Found", "documentation_url": _DOCS}), "")
         rel = urllib.parse.unquote(path[len(self.prefix):]) or "/"
 
         route = self._route(method, path[len(self.prefix):] or "/")
+        if route is None and path.startswith("/login/oauth/"):  # github.com, not the API
+            route = self._route(method, path)
+        if route is not None and route[2] == "none":
+            if "application/x-www-form-urlencoded" in headers.get("content-type", ""):
+                body = dict(urllib.parse.parse_qsl(raw_body.decode("utf-8", "replace")))
+            handler, args, _ = route
+            with self._lock:
+                resp = handler(_Principal("anonymous"), query, body, *args)
+            return done(resp, "")
         principal = self._authenticate(headers.get("authorization", ""))
         who = principal.login if principal else ""
         if principal is None:
@@ -1000,6 +1101,13 @@ class FakeGitHub:
         ("DELETE", r"/repos/([^/]+)/([^/]+)/labels/([^/]+)", "_h_delete_label", "user"),
         ("GET", r"/repos/([^/]+)/([^/]+)/collaborators/([^/]+)/permission",
          "_h_permission", "user"),
+        ("GET", r"/app/hook/deliveries", "_h_hook_deliveries", "app"),
+        ("POST", r"/app/hook/deliveries/(\d+)/attempts", "_h_redeliver", "app"),
+        ("GET", r"/orgs/([^/]+)/members/([^/]+)", "_h_org_member", "user"),
+        ("GET", r"/user/teams", "_h_user_teams", "user"),
+        # The OAuth web flow lives on github.com itself, not the API: no credentials.
+        ("GET", r"/login/oauth/authorize", "_h_oauth_authorize", "none"),
+        ("POST", r"/login/oauth/access_token", "_h_oauth_token", "none"),
     ]
     _COMPILED = [(m, re.compile(p + r"/?"), h, a) for m, p, h, a in _ROUTES]
 
@@ -1354,6 +1462,133 @@ class FakeGitHub:
             "role_name": role,
             "user": self._user_json(self._users[user]),
         })
+
+    # The App's webhook deliveries ------------------------------------------------------
+    def _h_hook_deliveries(self, p: _Principal, q: dict[str, str], body: Any) -> _Response:
+        try:
+            per_page = min(100, max(1, int(q.get("per_page", "30"))))
+            cursor = int(q["cursor"]) if q.get("cursor") else None
+        except ValueError as e:
+            raise _HTTPError(400, "Bad request: invalid cursor or per_page") from e
+        wanted = q.get("status")
+        if wanted not in (None, "success", "failure"):
+            raise _HTTPError(422, "Validation Failed: status must be success or failure")
+        items = sorted(self._deliveries, key=lambda d: -int(d["id"]))  # newest first
+        if wanted:
+            items = [d for d in items if (200 <= d["status_code"] < 300) == (wanted == "success")]
+        if cursor is not None:
+            items = [d for d in items if int(d["id"]) <= cursor]
+        page, rest = items[:per_page], items[per_page:]
+        headers = {}
+        if rest:
+            nq = dict(q, per_page=str(per_page), cursor=str(rest[0]["id"]))
+            headers["Link"] = (f'<{self.url}/app/hook/deliveries?'
+                               f'{urllib.parse.urlencode(nq)}>; rel="next"')
+        return _Response(200, [dict(d) for d in page], headers)
+
+    def _h_redeliver(self, p: _Principal, q: dict[str, str], body: Any,
+                     delivery_id: str) -> _Response:
+        d = next((x for x in self._deliveries if x["id"] == int(delivery_id)), None)
+        if d is None:
+            raise _not_found()
+        stored = self._delivery_payloads.get(d["id"])
+        hook = self._hook
+        if stored is not None and hook is not None:
+            threading.Thread(target=self._deliver_again, args=(d, stored, hook),
+                             name="fake-github-redelivery", daemon=True).start()
+        return _Response(202, {})
+
+    def _deliver_again(self, d: dict[str, Any], stored: tuple[str, bytes],
+                       hook: tuple[str, str]) -> None:
+        """POST the delivery again as GitHub does (same GUID), and record the attempt."""
+        import hashlib
+        import hmac
+        import urllib.request
+
+        event, raw = stored
+        url, secret = hook
+        sig = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+        req = urllib.request.Request(url, data=raw, method="POST", headers={
+            "Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/fake",
+            "X-GitHub-Event": event, "X-GitHub-Delivery": d["guid"],
+            "X-Hub-Signature-256": sig})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                code = resp.status
+        except urllib.error.HTTPError as e:
+            code = e.code
+        except OSError:
+            code = 0
+        self.add_hook_delivery(d["guid"], event, action=d.get("action"), status_code=code,
+                               redelivery=True, repository_id=d.get("repository_id"))
+
+    # Organizations and the OAuth web flow ----------------------------------------------
+    def _h_org_member(self, p: _Principal, q: dict[str, str], body: Any, org: str,
+                      username: str) -> _Response:
+        members = self._org_members.get(org.lower())
+        if members is None:
+            raise _not_found()
+        if p.login.lower() not in members:
+            # A non-member asking is sent to the public membership check.
+            return _Response(302, None, {
+                "Location": f"{self.url}/orgs/{org}/public_members/{username}"})
+        if username.lower() in members:
+            return _Response(204)
+        raise _HTTPError(404, "User does not exist or is not a member of the organization")
+
+    def _h_user_teams(self, p: _Principal, q: dict[str, str], body: Any) -> _Response:
+        teams = []
+        for (org, slug), (tid, logins) in sorted(self._teams.items()):
+            if p.login.lower() in logins:
+                o = self._user(org)
+                teams.append({
+                    "id": tid, "node_id": _node_id("Team", tid),
+                    "url": f"{self.url}/teams/{tid}",
+                    "html_url": f"{self.origin}/orgs/{org}/teams/{slug}",
+                    "members_url": f"{self.url}/teams/{tid}/members{{/member}}",
+                    "repositories_url": f"{self.url}/teams/{tid}/repos",
+                    "name": slug, "slug": slug, "description": None, "privacy": "closed",
+                    "notification_setting": "notifications_enabled", "permission": "pull",
+                    "type": "organization", "parent": None,
+                    "created_at": _iso(time.time()), "updated_at": _iso(time.time()),
+                    "members_count": len(logins), "repos_count": 0,
+                    "organization": dict(self._user_json(o), type="Organization"),
+                })
+        return self._paginate(teams, q, "/user/teams")
+
+    def _h_oauth_authorize(self, p: _Principal, q: dict[str, str], body: Any) -> _Response:
+        client = q.get("client_id", "")
+        uri = q.get("redirect_uri", "")
+        if client not in self._oauth_apps or not uri:
+            return _Response(404, b"<html><body>Not Found</body></html>")
+        sep = "&" if "?" in uri else "?"
+        if self._oauth_login is None:  # nobody signs in: GitHub shows its login page
+            return _Response(200, b"<html><body>Sign in to GitHub</body></html>")
+        code = secrets.token_hex(10)
+        self._oauth_codes[code] = (client, uri, self._oauth_login, time.time() + 600)
+        query = urllib.parse.urlencode({"code": code, "state": q.get("state", "")})
+        return _Response(302, None, {"Location": f"{uri}{sep}{query}"})
+
+    def _h_oauth_token(self, p: _Principal, q: dict[str, str], body: Any) -> _Response:
+        form = body if isinstance(body, dict) else {}
+        client = str(form.get("client_id", ""))
+        if self._oauth_apps.get(client) is None or \
+                self._oauth_apps[client] != str(form.get("client_secret", "")):
+            return _Response(200, {"error": "incorrect_client_credentials",
+                                   "error_description": "The client_id and/or client_secret "
+                                                        "passed are incorrect.",
+                                   "error_uri": _DOCS})
+        pending = self._oauth_codes.pop(str(form.get("code", "")), None)
+        if (pending is None or pending[0] != client or pending[3] < time.time()
+                or (form.get("redirect_uri") and form.get("redirect_uri") != pending[1])):
+            return _Response(200, {"error": "bad_verification_code",
+                                   "error_description": "The code passed is incorrect or "
+                                                        "expired.",
+                                   "error_uri": _DOCS})
+        token = "gho_" + secrets.token_hex(18)
+        self._tokens[token] = pending[2]
+        return _Response(200, {"access_token": token, "token_type": "bearer",
+                               "scope": "read:org"})
 
 
 class _Handler(BaseHTTPRequestHandler):

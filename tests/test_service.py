@@ -210,3 +210,29 @@ def test_retest_cooldown(svc, fake_github: FakeGitHub):
                         comment_id=c2) == {"status": "cooldown"}
     replies = [c for c in bot_comments(fake_github, n) if not c["body"].startswith(MARKER)]
     assert len(replies) == 1 and "again in" in replies[0]["body"]
+
+
+def test_report_past_its_time_limit_gives_up_once(svc: tuple[Services, Queue],
+                                                  fake_github: FakeGitHub):
+    """What the report task does on its soft time limit: an infra-error report from the title
+    alone (the slow part is not run again), once per job; the queued run is never redone."""
+    from bot.service import give_up
+
+    s, queue = svc
+    n = fake_github.add_issue(REPO, title="[Bug] add", body=report_text() + "\n" + "[" * 60000)
+    out = triage_issue(s, REPO, n, "opened")
+    job_id = out["job_id"]
+    queue.take("reprobot.run")
+    gave = give_up(s, REPO, n, "concluding the run took longer than the report time limit",
+                   job_id=job_id)
+    assert gave["status"] == "gave-up" and gave["outcome"] == "infra-error"
+    assert gave["verdict"] == "inconclusive"
+    (c,) = bot_comments(fake_github, n)
+    assert "our side" in c["body"] and "report time limit" in c["body"]
+    assert "repro: infra-error" in fake_github.issue_labels(REPO, n)
+    latest = s.state.latest(REPO, n)
+    assert latest is not None and latest["job_id"] == job_id
+    # A second give-up (or a late report) of the same job changes nothing.
+    assert give_up(s, REPO, n, "again", job_id=job_id)["status"] == "skipped"
+    assert len(s.state.history(REPO, n)) == 1
+    assert queue.sent == []

@@ -208,7 +208,8 @@ def test_redis_down_gives_503(tmp_path: Path, probe_cache: Path, fake_github: Fa
     try:
         svc.receiver()
         server.stop()
-        r = svc.post("issues", {"action": "opened", "issue": {"number": 1},
+        r = svc.post("issues", {"action": "opened",
+                                "issue": {"number": 1, "title": "[Bug] crash"},
                                 "repository": {"full_name": REPO}})
         assert r.status_code == 503
         assert "Redis" in r.json()["error"]

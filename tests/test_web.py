@@ -213,3 +213,113 @@ def test_dashboard_and_status_api(client: TestClient, redis_url: str):
     one = client.get(f"/api/issues/{REPO}/12").json()
     assert one["latest"]["verdict"] == "reproduced" and len(one["history"]) == 1
     assert client.get(f"/api/issues/{REPO}/99").status_code == 404
+
+
+# -- under attack: signature first, bounded bodies, malformed payloads ------------------------
+def _deep(n: int) -> bytes:
+    return b"[" * n + b"]" * n
+
+
+def _payload(**issue_over: Any) -> dict[str, Any]:
+    p = opened(number=5)
+    p["issue"].update(issue_over)
+    return p
+
+
+MALFORMED: list[tuple[str, str, bytes]] = [
+    ("deep list", "issues", _deep(100_000)),
+    ("deep object", "issues", b'{"a":' * 100_000 + b"1" + b"}" * 100_000),
+    ("deep issue", "issues", b'{"action":"opened","issue":' + _deep(50_000) + b"}"),
+    ("number with 5000 digits", "issues",
+     b'{"action":"opened","issue":{"number":' + b"9" * 5000 + b"}}"),
+]
+for _name, _over in [
+    ("labels: 5", {"labels": 5}),
+    ("labels: string", {"labels": "type: bug"}),
+    ("labels of numbers", {"labels": [1, [2], {"name": 3}]}),
+    ("number: true", {"number": True}),
+    ("number: huge", {"number": 10**30}),
+    ("number: negative", {"number": -3}),
+    ("number: float", {"number": 3.0}),
+    ("number: string", {"number": "3"}),
+    ("title: 5", {"title": 5}),
+    ("title: list", {"title": ["[Bug] x"]}),
+    ("state: 7", {"state": 7}),
+    ("user: 5", {"user": 5}),
+    ("pull_request: list", {"pull_request": [1]}),
+]:
+    MALFORMED.append((_name, "issues", json.dumps(_payload(**_over)).encode()))
+for _name, _payload_obj in [
+    ("repository: 5", dict(opened(), repository=5)),
+    ("full_name: list", dict(opened(), repository={"full_name": [REPO]})),
+    ("full_name: not owner/name", dict(opened(), repository={"full_name": "../../x y"})),
+    ("issue: list", dict(opened(), issue=[1, 2])),
+    ("action: 5", dict(opened(), action=5)),
+    ("changes: 5", dict(opened(), action="edited", changes=5)),
+    ("label: 5", dict(opened(), action="labeled", label=5)),
+    ("comment: string", dict(opened(), action="created", comment="/retest")),
+    ("comment body: 5", dict(opened(), action="created", comment={"body": 5, "id": True})),
+    ("comment id: true", dict(opened(), action="created",
+                              comment={"body": "/retest", "id": True, "user": 5})),
+]:
+    _event = "issue_comment" if _payload_obj.get("action") == "created" else "issues"
+    MALFORMED.append((_name, _event, json.dumps(_payload_obj).encode()))
+MALFORMED.append(("ping hook_id: true", "ping", b'{"zen": 5, "hook_id": true}'))
+
+
+@pytest.mark.parametrize("name,event,body", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_signed_malformed_payload_is_refused_with_a_reason(client: TestClient, redis_url: str,
+                                                           name: str, event: str, body: bytes):
+    r = post(client, event, body=body)
+    assert r.status_code in (200, 400, 202), (name, r.status_code, r.text)
+    data = r.json()
+    assert data.get("reason") or data.get("error") or data.get("status") == "pong", data
+    # What did get queued (a wrong-typed field the decision does not need is ignored) is well-formed: a positive 32-bit issue number of a real repo name.
+    for _, kw in queued(redis_url):
+        assert kw["repo"] == REPO and type(kw["number"]) is int and 0 < kw["number"] < 2**31
+    # The receiver is still fine afterwards.
+    ok = post(client, "issues", opened(number=77))
+    assert ok.status_code == 202 and ok.json()["status"] == "queued"
+
+
+def test_comment_id_true_is_not_a_comment_id(client: TestClient, redis_url: str):
+    p = dict(opened(), action="created",
+             comment={"body": "/retest", "id": True, "user": {"login": "alice"}})
+    r = post(client, "issue_comment", p)
+    assert r.status_code == 202 and r.json()["status"] == "queued"
+    (_, kw), = queued(redis_url)
+    assert kw["comment_id"] is None and kw["reason"] == "retest"
+
+
+def test_failed_handling_is_not_recorded_as_seen(client: TestClient, redis_url: str):
+    """A delivery that could not be queued is not a duplicate when GitHub redelivers it."""
+    r = connect(redis_url)
+    r.set("triage", "not a list")  # the queue key has the wrong type: the enqueue fails
+    first = post(client, "issues", opened(), delivery="dlv-fails")
+    assert first.status_code == 500 and first.json()["delivery"] == "dlv-fails"
+    assert r.keys("w:delivery:*") == [] and r.keys("w:body:*") == []
+    r.delete("triage")
+    again = post(client, "issues", opened(), delivery="dlv-fails")
+    assert again.status_code == 202 and again.json()["status"] == "queued"
+    assert [k["delivery"] for _, k in queued(redis_url)] == ["dlv-fails"]
+
+
+def test_unverified_bodies_are_held_within_a_budget(redis_url: str):
+    budget = 64 * 1024
+    with TestClient(create_app(config(redis_url), body_budget_bytes=budget)) as c:
+        small = json.dumps(dict(opened(), pad="x" * 1000)).encode()
+        assert post(c, "issues", body=small).status_code == 202
+        big = json.dumps(dict(opened(number=8), pad="x" * budget)).encode()
+        r = post(c, "issues", body=big)
+        assert r.status_code == 503 and r.headers["retry-after"]
+        # Without a Content-Length the budget is taken chunk by chunk.
+        h = webhook_headers("issues", big)
+
+        def chunks() -> Iterator[bytes]:
+            for i in range(0, len(big), 4096):
+                yield big[i:i + 4096]
+
+        assert c.post("/webhook", content=chunks(), headers=h).status_code == 503
+        # The budget came back: the small one still gets in.
+        again = json.dumps(dict(opened(number=9), pad="y" * 1000)).encode()
+        assert post(c, "issues", body=again).json()["status"] == "queued"

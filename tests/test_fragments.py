@@ -23,14 +23,15 @@ UNBOUND_TABLE = [
         ("mod", "inp"),
         True,
     ),
-    # A function's body pasted alone: self and x are never bound.
+    # A function's body pasted alone: self and x are never bound (tvm is a forgotten import:
+    # the script's own slip, not a missing part).
     (
         """
         y = self.conv(x)
         return_value = tvm.relax.op.add(y, y)
         """,
-        ("self", "x", "tvm"),
-        ("self", "x", "tvm"),
+        ("self", "x"),
+        ("self", "x"),
         True,
     ),
     # Everything bound somewhere: loops, with, except, comprehension, walrus, match, del,

@@ -412,15 +412,22 @@ def _last_line(text: str) -> str:
 
 def _tail_evidence(run: RunResult, n: int = 3) -> tuple[str, ...]:
     text = run.stderr_tail if run.stderr_tail.strip() else run.stdout_tail
-    lines = [ln.rstrip() for ln in split_lines(text) if ln.strip()]
-    return tuple(normalize_paths(ln) for ln in lines[-n:])
+    lines: list[str] = []
+    for ln in reversed(split_lines(text)):  # only the last few non-blank lines are needed
+        if ln.strip():
+            lines.append(ln.rstrip())
+            if len(lines) == n:
+                break
+    return tuple(normalize_paths(ln) for ln in reversed(lines))
 
 
 def _device_absent_failure(run: RunResult) -> str:
     """The line that says the run failed because the device (or its runtime) is absent."""
     for text in (run.stderr_tail, run.stdout_tail):
+        if not device_absent(text):  # one pass over the whole text first
+            continue
         for line in split_lines(text):
-            if device_absent(line) and DEVICE_FAILURE_LINE_RE.search(line):
+            if line and device_absent(line) and DEVICE_FAILURE_LINE_RE.search(line):
                 return line.strip()
     return ""
 
@@ -439,8 +446,8 @@ def _no_traceback(run: RunResult, needs: tuple[str, ...], env: Mapping[str, str]
                 signature=normalize_paths(line.strip()),
                 evidence=(normalize_paths(line.strip()), *loc.evidence()),
             )
-    for line in both:
-        if device_absent(line):
+    for line in both if device_absent(run.stderr_tail) or device_absent(run.stdout_tail) else ():
+        if line and device_absent(line):
             return _needs_gpu(line.strip(), needs, (line.strip(),))
     for line in both:
         if BACKTRACE_NOTE in line:

@@ -167,7 +167,7 @@ def parse_last_error(text: str) -> PyError | None:
     """The last exception printed in ``text`` (a traceback, or a bare ``XxxError: ...`` line)."""
     lines = split_lines(text)
     start = None
-    for i in range(len(lines) - 1, -1, -1):
+    for i in range(len(lines) - 1, -1, -1) if TRACEBACK_HEAD in text else ():
         if _is_traceback_head(lines[i]):
             start = i
             break
@@ -181,7 +181,10 @@ def parse_last_error(text: str) -> PyError | None:
         return pytest_err
     # No traceback header (cut off, or SyntaxError printed without one): the last
     # exception-looking line at column 0.
-    for i in range(len(lines) - 1, -1, -1):
+    has_type = any(w in text for w in ("Error", "Exception", "Failure", "Interrupt"))
+    for i in range(len(lines) - 1, -1, -1) if has_type else ():
+        if not lines[i]:
+            continue
         lm = LOOSE_HEADER_RE.match(lines[i].rstrip())
         if lm:
             frames = []
@@ -211,7 +214,7 @@ def _parse_pytest(lines: list[str]) -> PyError | None:
     """The last failure in pytest's output (``E   XxxError: ...`` and ``path:line:`` lines)."""
     last_e = None
     for i in range(len(lines) - 1, -1, -1):
-        if _PYTEST_E_RE.match(lines[i]) and lines[i].startswith("E "):
+        if lines[i].startswith("E ") and _PYTEST_E_RE.match(lines[i]):
             last_e = i
             break
     if last_e is None:

@@ -17,9 +17,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot.config import SANDBOX_BACKENDS, Config, load_config
+from bot.config import SANDBOX_BACKENDS, Config, SandboxConfig, check_number, load_config
 from bot.errors import ReprobotError
+
+if TYPE_CHECKING:
+    from bot.service import ScriptRunner
 
 EXIT_BOT_ERROR = 2
 
@@ -63,8 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--no-cache", action="store_true", help="re-probe the environment")
     t.set_defaults(func=_cmd_triage)
 
-    e = sub.add_parser("eval", help="measure the bot against a folder of triaged issues")
-    e.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the evaluator")
+    e = sub.add_parser("eval", help="measure the bot against a folder of triaged issues",
+                       description="Measure the bot against a folder of triaged issues.")
+    from bot.evaluate import add_arguments as eval_arguments
+
+    eval_arguments(e)
     e.set_defaults(func=_cmd_eval)
 
     s = sub.add_parser("serve", help="serve the webhook receiver and the dashboard")
@@ -78,17 +85,45 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--beat", action="store_true",
                    help="also run the periodic tasks (redelivery sweep); in one worker only")
     w.set_defaults(func=_cmd_worker)
+
+    a = sub.add_parser("app", help="the GitHub App: print its manifest")
+    app_sub = a.add_subparsers(dest="app_command", required=True)
+    m = app_sub.add_parser("manifest", help="print the GitHub App manifest JSON (manifest flow)")
+    m.add_argument("--url", required=True, help="the bot's public base URL, e.g. https://HOST")
+    m.add_argument("--name", default="reprobot", help="the App's name on GitHub")
+    m.add_argument("--public", action="store_true", help="let other accounts install the App")
+    m.add_argument("--form", action="store_true",
+                   help="print an HTML page that posts the manifest to GitHub instead")
+    m.add_argument("--org", default="", help="with --form: register the App under this org")
+    m.set_defaults(func=_cmd_app_manifest)
+
+    h = sub.add_parser("healthcheck",
+                       help="exit 0 when this container's reprobot process is healthy")
+    h.add_argument("--port", type=int, default=0,
+                   help="receiver port (default: from the running 'reprobot serve')")
+    h.set_defaults(func=_cmd_healthcheck)
     return p
 
 
 def _read_source(source: str) -> tuple[str, str]:
+    """The issue text; a file that is not UTF-8 text (an image, an archive) is refused."""
     if source == "-":
-        return sys.stdin.read(), "-"
-    path = Path(source)
+        data, name = sys.stdin.buffer.read(), "-"
+    else:
+        path = Path(source)
+        try:
+            data, name = path.read_bytes(), path.name
+        except OSError as e:
+            raise ReprobotError(f"cannot read {source}: {e.strerror or e}") from e
+    shown = "stdin" if source == "-" else source
+    if b"\x00" in data:
+        raise ReprobotError(f"{shown} is a binary file, not an issue: give a .md or .json file")
     try:
-        return path.read_text(encoding="utf-8", errors="replace"), path.name
-    except OSError as e:
-        raise ReprobotError(f"cannot read {source}: {e.strerror or e}") from e
+        return data.decode("utf-8-sig"), name
+    except UnicodeDecodeError as e:
+        raise ReprobotError(
+            f"{shown} is not UTF-8 text (byte {e.start}): give the issue as a UTF-8 .md or .json file"
+        ) from e
 
 
 def _cache_dir() -> Path:
@@ -115,8 +150,7 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     if args.sandbox:
         cfg = replace(cfg, sandbox=replace(cfg.sandbox, backend=args.sandbox))
     if args.timeout is not None:
-        if args.timeout <= 0:
-            raise ReprobotError("--timeout must be a positive number of seconds")
+        check_number("--timeout", args.timeout, "sandbox.limits.timeout_s")
         limits = replace(cfg.sandbox.limits, timeout_s=float(args.timeout))
         cfg = replace(cfg, sandbox=replace(cfg.sandbox, limits=limits))
 
@@ -127,23 +161,24 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     run = None
     environment: dict[str, str] = {}
     if the_plan.repro.found:
-        from tasks.probe import probe_environment
-        from tasks.runner import run_script
+        from tasks.runner import SandboxRunner
 
-        python = _resolve_python(cfg.tvm.python)
-        pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
         cache = None if args.no_cache else _cache_dir()
+        runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
+        # (docker: tvm.python is the interpreter inside the image)
+        python = (_resolve_python(cfg.tvm.python) if runner.sandbox.host_interpreter
+                  else cfg.tvm.python)
+        pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
         # While the script runs, a second thread probes the environment (cached per
         # interpreter) and loads the second half of the pipeline, so neither adds wall time.
-        side = _Beside(lambda: _probe_and_load(probe_environment, python, cache))
-        run = run_script(
+        side = _Beside(lambda: _probe_and_load(
+            lambda p, cache_dir: runner.environment(p), python, cache))
+        run = runner.run(
             the_plan.repro.script,
             python=python,
             args=the_plan.repro.args,
-            sandbox=cfg.sandbox,
             gpu=the_plan.worker == "gpu",
             pass_env=pass_env,
-            cache_dir=cache,
         )
         environment = side.result()
 
@@ -190,15 +225,23 @@ def _probe_and_load(probe: Callable[..., dict[str, str]], python: str,
 
 
 def _cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
-    from bot.evaluate import main as eval_main
+    from bot.evaluate import run_eval
 
-    rest = list(args.rest)
-    return eval_main(rest)
+    return run_eval(args, runner=_runner_factory)
+
+
+def _runner_factory(sandbox: SandboxConfig) -> ScriptRunner:
+    """The composition root's script runner (the sandbox backend is chosen here)."""
+    from tasks.runner import SandboxRunner
+
+    return SandboxRunner(sandbox, cache_dir=_cache_dir())
 
 
 def _cmd_serve(args: argparse.Namespace, cfg: Config) -> int:
     from bot.web import serve
 
+    if not 1 <= args.port <= 65535:
+        raise ReprobotError(f"--port must be between 1 and 65535 (got {args.port})")
     serve(cfg, args.host, args.port)
     return 0
 
@@ -214,6 +257,27 @@ def _cmd_worker(args: argparse.Namespace, cfg: Config) -> int:
         raise ReprobotError("--concurrency must be at least 1")
     run_worker(cfg, queues, args.concurrency, with_beat=args.beat)
     return 0
+
+
+def _cmd_app_manifest(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.app_manifest import manifest, manifest_form
+
+    data = manifest(args.url, name=args.name, public=args.public)
+    if args.form:
+        print(manifest_form(data, args.org), end="")
+    else:
+        if args.org:
+            raise ReprobotError("--org goes with --form")
+        print(json.dumps(data, indent=2))
+    return 0
+
+
+def _cmd_healthcheck(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.health import check
+
+    ok, message = check(cfg, port=args.port)
+    print(message)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

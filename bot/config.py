@@ -7,6 +7,7 @@ call :func:`load_config` with the environment they were given.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -166,7 +167,9 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str])
             f"sandbox.backend must be one of {', '.join(SANDBOX_BACKENDS)}, "
             f"not {cfg.sandbox.backend!r}"
         )
-    return replace(cfg, github=gh, service=svc, tvm=tvm)
+    cfg = replace(cfg, github=gh, service=svc, tvm=tvm)
+    validate_numbers(cfg)
+    return cfg
 
 
 def _dashboard(dash: DashboardConfig, env: Mapping[str, str]) -> DashboardConfig:
@@ -259,8 +262,6 @@ def _sandbox(raw: Any) -> SandboxConfig:
         lim,
         **{k: _coerce(f"sandbox.limits.{k}", v, getattr(lim, k)) for k, v in limits_raw.items()},
     )
-    if limits.timeout_s <= 0:
-        raise ConfigError("sandbox.limits.timeout_s must be positive")
     return replace(base, limits=limits)
 
 
@@ -270,14 +271,19 @@ def _coerce(where: str, value: Any, default: Any) -> Any:
             raise ConfigError(f"{where} must be true or false")
         return value
     if isinstance(default, int) and not isinstance(default, bool):
-        if isinstance(value, str):
-            value = parse_size(value) if where.endswith("_bytes") else value
+        if isinstance(value, str) and where.endswith("_bytes"):
+            try:
+                value = parse_size(value)
+            except ConfigError as e:
+                raise ConfigError(f"{where}: {e}") from e
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ConfigError(f"{where} must be an integer")
+            raise ConfigError(f"{where} must be an integer (got {value!r})")
         return value
     if isinstance(default, float):
         if not isinstance(value, int | float) or isinstance(value, bool):
-            raise ConfigError(f"{where} must be a number")
+            raise ConfigError(f"{where} must be a number (got {value!r})")
+        if not math.isfinite(value):
+            raise ConfigError(f"{where} must be a finite number (got {value})")
         return float(value)
     if isinstance(default, tuple):
         if isinstance(value, str):
@@ -304,5 +310,59 @@ def parse_size(text: str) -> int:
         if t and t[-1] in units:
             return int(float(t[:-1]) * units[t[-1]])
         return int(t)
-    except ValueError as e:
+    except (ValueError, OverflowError) as e:  # OverflowError: "inf G"
         raise ConfigError(f"not a size: {text!r} (use e.g. 8GiB, 512MiB)") from e
+
+
+# ---------------------------------------------------------------------------------------------
+# Every number in the configuration, checked at start
+
+_KiB, _MiB, _GiB, _TiB = 1024, 1024**2, 1024**3, 1024**4
+_DAY = 86_400
+
+# "section.key" -> (lowest, highest, how to say the range). A number not listed here must still
+# be finite and not negative (a field added later is covered by that rule until it is listed).
+NUMBER_RANGES: dict[str, tuple[float, float, str]] = {
+    "sandbox.limits.timeout_s": (1, _DAY, "1 s and 86400 s (one day)"),
+    "sandbox.limits.memory_bytes": (64 * _MiB, 4 * _TiB, "64MiB and 4TiB"),
+    "sandbox.limits.max_processes": (16, 1_000_000, "16 and 1000000"),
+    "sandbox.limits.output_bytes": (4 * _KiB, 1 * _GiB, "4KiB and 1GiB"),
+    "sandbox.limits.disk_bytes": (1 * _MiB, 16 * _TiB, "1MiB and 16TiB"),
+    "sandbox.uid": (1, 2**32 - 2, "1 and 4294967294 (not root)"),
+    "service.retest_cooldown_s": (0, 7 * _DAY, "0 and 604800 s (a week)"),
+    "service.history_len": (1, 100_000, "1 and 100000"),
+    "service.visibility_timeout_s": (0, 7 * _DAY, "0 (derived) and 604800 s (a week)"),
+    "service.redis_wait_s": (0, 3_600, "0 and 3600 s"),
+    "service.triage_time_limit_s": (0, _DAY, "0 (the default) and 86400 s"),
+    "service.redelivery_sweep_s": (0, _DAY, "0 (never) and 86400 s"),
+    "dashboard.session_ttl_s": (60, 30 * _DAY, "60 s and 2592000 s (30 days)"),
+}
+
+
+def check_number(name: str, value: Any, key: str | None = None) -> None:
+    """Raise ConfigError naming ``name`` unless ``value`` is finite and in ``key``'s range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{name} must be a number (got {value!r})")
+    if not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number (got {value})")
+    bounds = NUMBER_RANGES.get(key or name)
+    if bounds is None:
+        if value < 0:
+            raise ConfigError(f"{name} must not be negative (got {value})")
+        return
+    low, high, words = bounds
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {words} (got {value})")
+
+
+def validate_numbers(cfg: Any, where: str = "") -> None:
+    """Check every int and float field of the (nested) configuration dataclasses."""
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        name = f"{where}{f.name}"
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            check_number(name, value)
+        elif hasattr(value, "__dataclass_fields__"):
+            validate_numbers(value, f"{name}.")

@@ -40,7 +40,6 @@ REASON_RETEST = "retest"
 # Reasons whose triage is skipped when the script did not change since the last result.
 ONLY_IF_CHANGED = frozenset({REASON_EDITED, REASON_LABELED})
 
-BOT_MARKER = "<!-- reprobot -->"
 
 
 @dataclass(frozen=True)
@@ -113,14 +112,14 @@ def issue_selected(issue: Mapping[str, Any], filters: FilterConfig) -> bool:
     return any(title.lower().startswith(p.lower()) for p in filters.title_prefixes if p)
 
 
-def is_bot_comment(comment: Mapping[str, Any], bot_login: str, marker: str = BOT_MARKER) -> bool:
+def is_bot_comment(comment: Mapping[str, Any], bot_login: str) -> bool:
+    """Written by this bot (its login) or by another bot account; never decided by the body:
+    anyone can paste the bot's marker into a comment of their own."""
     user = comment.get("user")
     login = _login(user)
     if bot_login and login.lower() == bot_login.lower():
         return True
-    if isinstance(user, dict) and str(user.get("type") or "") == "Bot":
-        return True
-    return marker in str(comment.get("body") or "")
+    return isinstance(user, dict) and str(user.get("type") or "") == "Bot"
 
 
 def _common(payload: Mapping[str, Any], cfg: Config) -> tuple[str, Mapping[str, Any]] | Decision:

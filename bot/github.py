@@ -287,6 +287,13 @@ class GitHubClient:
                 self._bot_login = login
             return self._bot_login
 
+    def _learn_login(self, login: str) -> None:
+        """When the credentials could not say who they are, the author of the comment the bot
+        just wrote can: later upserts then find (and edit) that comment."""
+        with self._lock:
+            if login and self._bot_login is None:
+                self._bot_login = login
+
     # ------------------------------------------------------------------ writing
     def upsert_bot_comment(self, repo: str, number: int, body: str, marker: str) -> int:
         """Edit the bot's comment (first line ``marker``) or create it once; return its id."""
@@ -295,8 +302,14 @@ class GitHubClient:
         me = self.bot_login()
 
         def is_ours(c: dict[str, Any]) -> bool:
+            # The marker AND the author: anyone can paste the marker into a comment, and a bot
+            # with write access could edit it. With no known login, no comment is taken as ours.
             first = c["body"].lstrip().split("\n", 1)[0].strip()
-            return first == marker.strip() and (me is None or c["user"]["login"] == me)
+            return first == marker.strip() and me is not None and _same_login(c, me)
+
+        def just_posted(c: dict[str, Any]) -> bool:
+            # After a lost answer: a new comment that is ours, or (login unknown) holds our body.
+            return is_ours(c) or (me is None and c["body"] == body)
 
         existing = self.get_comments(repo, number)
         ours = [c for c in existing if is_ours(c)]
@@ -306,7 +319,7 @@ class GitHubClient:
             except GitHubNotFound:  # deleted meanwhile (by a maintainer): write a new one
                 existing = [c for c in existing if c["id"] != ours[0]["id"]]
         return self._create_comment(
-            repo, number, body, known={c["id"] for c in existing}, is_ours=is_ours
+            repo, number, body, known={c["id"] for c in existing}, is_ours=just_posted
         )
 
     def reply(self, repo: str, number: int, body: str) -> int:
@@ -315,7 +328,7 @@ class GitHubClient:
         existing = self.get_comments(repo, number)
 
         def is_ours(c: dict[str, Any]) -> bool:
-            return c["body"] == body and (me is None or c["user"]["login"] == me)
+            return c["body"] == body and (me is None or _same_login(c, me))
 
         return self._create_comment(
             repo, number, body, known={c["id"] for c in existing}, is_ours=is_ours
@@ -488,7 +501,9 @@ class GitHubClient:
         """POST a comment; after a lost answer, look for it before posting again."""
 
         def post() -> int:
-            return int(self._repo(repo).get_issue(number).create_comment(body).id)
+            made = self._repo(repo).get_issue(number).create_comment(body)
+            self._learn_login(made.user.login if made.user else "")
+            return int(made.id)
 
         def landed() -> int | None:
             for c in self._comments(repo, number):
@@ -625,3 +640,8 @@ class GitHubClient:
                         what, detail, failures, p.attempts, delay)
             self._sleep(delay)
             waited += delay
+
+
+def _same_login(comment: dict[str, Any], login: str) -> bool:
+    """GitHub logins are case-insensitive."""
+    return str((comment.get("user") or {}).get("login") or "").lower() == login.lower()

@@ -1,10 +1,15 @@
 """Stage 7: the one comment the bot writes on an issue, and its labels.
 
-Pure. The comment starts with :data:`bot.labels.MARKER` so later runs edit it in place. Text
-that comes from strangers (the script, its output, the issue) is made harmless: ANSI escapes
-and control characters are stripped, ``@mentions`` get a zero-width joiner so nobody is
-pinged, code fences are longer than any backtick run inside, and the whole comment stays
-under GitHub's 65,536-character limit (the output tails are cut first, then the script).
+Pure. The comment starts with :data:`bot.labels.MARKER` so later runs edit it in place. It leads
+with one heading a maintainer can act on (the verdict and what happened, in plain words), then
+says each fact once: the error, what the report showed when that differs, why the run cannot
+tell (inconclusive), how the script ran, and then, folded away, the environment, the script and
+its output. The whole comment stays under GitHub's 65,536-character limit (the output tails are
+cut first, then the script).
+
+Every string the bot did not write itself reaches the comment through :mod:`bot.mdsafe` (code
+blocks, code spans, escaped prose), so nothing a stranger typed or printed becomes live markdown,
+HTML, a link, a mention or an issue reference.
 """
 
 from __future__ import annotations
@@ -28,132 +33,89 @@ from bot.labels import (
     VERDICT_LABELS,
     is_own_label,
 )
+from bot.mdsafe import code_block, code_span, escape_text, prose, visible
 from bot.models import Outcome, Repro, Triage, Verdict
 
-__all__ = ["is_own_label", "labels_for", "render_comment", "render_status", "MAX_COMMENT"]
+__all__ = [
+    "is_own_label",
+    "labels_for",
+    "render_comment",
+    "render_status",
+    "describe_blocks",
+    "MAX_COMMENT",
+]
 
 GITHUB_LIMIT = 65_536
 MAX_COMMENT = 60_000  # what we aim for: a margin under GitHub's limit
 MIN_OUTPUT = 4_000  # the output keeps at least this much, even next to a huge script
-ZWJ = "\u200d"
+_LOOK_AT = 4 * MAX_COMMENT  # of each output tail, only the end this long is rendered
 GPU_DEVICES = ("cuda", "rocm", "vulkan", "metal", "opencl")
 
-VERDICT_HEAD = {
-    Verdict.REPRODUCED: "🐞 Reproduced",
-    Verdict.DIFFERENT_FAILURE: "⚠️ Fails differently",
-    Verdict.NOT_REPRODUCED: "✅ Not reproduced",
-    Verdict.INCONCLUSIVE: "❔ Inconclusive",
-}
 OUTCOME_TEXT = {
     Outcome.CRASH: "the process crashed",
     Outcome.INTERNAL_ERROR: "a TVM internal check failed",
     Outcome.TVM_ERROR: "TVM raised an error",
-    Outcome.WRONG_RESULT: "the script's result check failed",
-    Outcome.PYTHON_ERROR: "the script's own code failed",
+    Outcome.WRONG_RESULT: "the script's own check of the result failed",
+    Outcome.PYTHON_ERROR: "the script's own code failed (not TVM)",
     Outcome.API_MISMATCH: "the script uses a TVM API that no longer exists",
-    Outcome.MISSING_DEPENDENCY: "a package or input file the script needs is missing",
-    Outcome.NEEDS_GPU: "the script needs a GPU",
-    Outcome.RESOURCE_LIMIT: "the run hit a sandbox limit",
-    Outcome.TIMEOUT: "the run timed out",
+    Outcome.MISSING_DEPENDENCY: "the script needs a package or file that the worker does not have",
+    Outcome.NEEDS_GPU: "the script needs a GPU, and this worker has none",
+    Outcome.RESOURCE_LIMIT: "the run hit a sandbox limit before it could show the problem",
+    Outcome.TIMEOUT: "the script did not finish within the time limit",
     Outcome.PASSED: "the script ran without failing",
-    Outcome.NO_REPRO: "no runnable script found",
-    Outcome.INFRA_ERROR: "the bot's own infrastructure failed",
+    Outcome.NO_REPRO: "no runnable script in the issue",
+    Outcome.INFRA_ERROR: "the bot could not run the script (our side, not yours)",
 }
+
+# The first line: the verdict, and what happened in plain words (what a maintainer acts on).
+_HEADLINE = {
+    Verdict.REPRODUCED: "🐞 Reproduced on the current TVM: {what}, as reported",
+    Verdict.DIFFERENT_FAILURE: "⚠️ Fails differently on the current TVM: {what}, not as reported",
+    Verdict.NOT_REPRODUCED: (
+        "✅ Not reproduced: the script runs without failing on the current TVM, "
+        "so the reported problem may be fixed"
+    ),
+    Verdict.INCONCLUSIVE: "❔ Inconclusive: {what}",
+}
+
+# What the environment probe found, in plain words (keys as ``tasks/probe_script.py`` names them).
+# TVM's version and commit are on the run line, not repeated here.
 ENV_KEYS = (
-    ("tvm_version", "TVM"),
-    ("tvm_commit", "TVM commit"),
-    ("tvm_commit_date", "TVM commit date"),
     ("llvm_version", "LLVM"),
-    ("cuda_enabled", "CUDA enabled"),
-    ("cuda_version", "CUDA"),
+    ("cuda_enabled", "CUDA"),
+    ("cuda_version", "CUDA version"),
     ("gpu", "GPU"),
     ("gpu_driver", "GPU driver"),
     ("python", "Python"),
     ("numpy", "NumPy"),
     ("os", "OS"),
     ("cpu", "CPU"),
+    ("tvm_error", "TVM import error"),
 )
+_ON_RUN_LINE = frozenset({"tvm_version", "tvm_commit", "tvm_commit_date"})
+_CUDA_WORDS = {
+    "yes": "built into this TVM, and the worker has a GPU driver",
+    "built-in, no driver": "built into this TVM, but this worker has no GPU driver",
+    "no": "not built into this TVM",
+}
 
-# ---------------------------------------------------------------------------------------------
-# Making strangers' text harmless
-
-_ANSI_RE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
-    r"|\x1b[@-Z\\-_]"  # other two-byte escapes
+# Details from the classifier that only restate the heading or the error line: not shown again.
+_RESTATING_DETAILS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("the heading says it", re.compile(r"A TVM internal check failed\.")),
+    ("the heading says it", re.compile(r"The script's own check of the result failed\.")),
+    ("the error line names it", re.compile(r"TVM raised `[^`]*`\.")),
+    ("the error line names it", re.compile(r"The script itself raised `[^`]*` \(not TVM\)\.")),
+    ("the error line names it", re.compile(r"The process was killed by [A-Z0-9 ]+\.", re.I)),
+    ("the error line names it", re.compile(r"`[^`]*` is not installed on this worker\.")),
+    (
+        "the run line says it",
+        re.compile(r"The script did not finish within the wall-time limit; it was stopped\."),
+    ),
 )
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_MENTION_RE = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
-_DECORATOR_LINE_RE = re.compile(r"^(\s*)@(?=[A-Za-z_])", re.M)
-
-
-def strip_ansi(text: str) -> str:
-    text = _ANSI_RE.sub("", text).replace("\r\n", "\n")
-    # A bare carriage return redraws the line (progress bars): keep the last state.
-    text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
-    return _CONTROL_RE.sub("", text)
-
-
-def neutralize_mentions(text: str) -> str:
-    """``@name`` -> ``@<ZWJ>name``: shown the same, pings nobody."""
-    return _MENTION_RE.sub("@" + ZWJ, text)
-
-
-def neutralize_script(text: str) -> str:
-    """Like :func:`neutralize_mentions`, but Python decorators at a line start stay intact."""
-    marked = _DECORATOR_LINE_RE.sub(lambda m: m.group(1) + "\x00DECO\x00", text)
-    return neutralize_mentions(marked).replace("\x00DECO\x00", "@")
-
-
-def safe(text: str) -> str:
-    return neutralize_mentions(strip_ansi(text))
-
-
-def fence_for(text: str, char: str = "`") -> str:
-    """A fence longer than any run of ``char`` in ``text`` (at least three)."""
-    longest = max((len(m) for m in re.findall(re.escape(char) + "+", text)), default=0)
-    return char * max(3, longest + 1)
-
-
-def code_block(text: str, lang: str = "") -> str:
-    fence = fence_for(text)
-    body = text if text.endswith("\n") or not text else text + "\n"
-    return f"{fence}{lang}\n{body}{fence}"
-
-
-def inline_code(text: str, limit: int = 300) -> str:
-    one = " ".join(safe(text).split())
-    if len(one) > limit:
-        one = one[: limit - 1] + "…"
-    if not one:
-        return ""
-    longest = max((len(m) for m in re.findall("`+", one)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if one.startswith("`") or one.endswith("`") else ""
-    return f"{ticks}{pad}{one}{pad}{ticks}"
-
-
-def _cell(text: str) -> str:
-    return safe(" ".join(text.split())).replace("|", "\\|").replace("<", "&lt;") or "—"
-
-
-def _cut_head(text: str, budget: int) -> str:
-    """Keep the end of an output tail within ``budget`` characters."""
-    if len(text) <= budget:
-        return text
-    if budget <= 60:
-        return ""
-    keep = max(0, budget - 60)
-    cut = len(text) - keep
-    return f"[… {cut} earlier characters cut …]\n" + text[len(text) - keep :]
-
-
-def _cut_tail(text: str, budget: int) -> str:
-    """Keep the start of a script within ``budget`` characters."""
-    if len(text) <= budget:
-        return text
-    keep = max(0, budget - 60)
-    return text[:keep] + f"\n# [… {len(text) - keep} more characters cut …]\n"
+# Error lines that only restate how the run ended (the run line says that).
+_RUN_ONLY_SIGNATURE_RE = re.compile(
+    r"exit code -?\d+|timed out after \d+ s|killed by \w+ \(signal \d+\)|killed by SIGKILL"
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,41 +138,78 @@ def labels_for(
 
 
 # ---------------------------------------------------------------------------------------------
+# Where the script came from, in words
+
+
+_BLOCK_RE = re.compile(r"(body|title|comment(\d+))(?:#(\d+)|:(\w+))")
+_HOW = {"unfenced": "not in a code block", "prose": "inline code", "quote": "a quote"}
+
+
+def describe_blocks(blocks: Iterable[str]) -> str:
+    """``("body#0", "body#1", "comment2#0")`` -> "the issue text, code blocks 1 and 2; comment 2,
+    code block 1" (safe markdown: labels the bot does not know are shown as code)."""
+    groups: dict[str, list[str]] = {}
+    for label in blocks:
+        m = _BLOCK_RE.fullmatch(label)
+        if m is None:
+            groups.setdefault(code_span(label), [])
+            continue
+        where = (
+            "the issue text" if m.group(1) == "body"
+            else "the title" if m.group(1) == "title"
+            else f"comment {int(m.group(2))}"
+        )
+        items = groups.setdefault(where, [])
+        if m.group(3) is not None:
+            items.append(str(int(m.group(3)) + 1))
+        else:
+            items.append(_HOW.get(m.group(4), escape_text(m.group(4))))
+    parts = []
+    for where, items in groups.items():
+        numbers = [i for i in items if i.isdigit()]
+        others = [i for i in items if not i.isdigit()]
+        text = where
+        if numbers:
+            word = "code block" if len(numbers) == 1 else "code blocks"
+            listed = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+            text += f", {word} {listed}"
+        if others:
+            text += " (" + ", ".join(others) + ")"
+        parts.append(text)
+    return "; ".join(parts) or "the issue"
+
+
+# ---------------------------------------------------------------------------------------------
 # The comment
 
 
 def render_comment(t: Triage, *, label_prefix: str = DEFAULT_PREFIX) -> str:
-    """The whole comment for one triage result (markdown, marker first)."""
-    labels = t.labels or labels_for(t.outcome, t.verdict, t.needs, prefix=label_prefix)
-    head = _headline(t)
-    summary = _summary(t)
-    compare = _reported_vs_observed(t)
+    """The whole comment for one triage result (markdown, marker first).
+
+    ``label_prefix`` is accepted for callers that pass it; the labels themselves are set on the
+    issue, not repeated in the comment.
+    """
+    head = "### " + _headline(t)
+    body = _body(t)
     env = _environment(t.environment)
-    source = _source_line(t.repro)
-    foot = [
-        "**Labels:** " + ", ".join(inline_code(lb) for lb in labels),
-        "",
-        f"<sub>{RERUN_HINT}</sub>",
-    ]
+    foot = f"<sub>{RERUN_HINT}</sub>"
 
     def assemble(script: str, out: str) -> str:
-        parts = [MARKER, head, "", *summary, ""]
-        if compare:
-            parts += [*compare, ""]
-        if env:
-            parts += [*env, ""]
-        if source:
-            parts += [source, ""]
-        if script:
-            parts += [script, ""]
-        if out:
-            parts += [out, ""]
-        parts += foot
+        parts = [MARKER, head, ""]
+        for block in (*body, *env, script, out):
+            if block:
+                parts += [block, ""]
+        parts.append(foot)
         return "\n".join(parts) + "\n"
 
-    script_text = neutralize_script(strip_ansi(t.repro.script)) if t.repro.found else ""
-    stdout = safe(normalize_paths(t.run.stdout_tail)) if t.run else ""
-    stderr = safe(normalize_paths(t.run.stderr_tail)) if t.run else ""
+    script_text = t.repro.script if t.repro.found else ""
+    # Only the end of each output tail can fit: what is before it is never looked at.
+    out_raw = t.run.stdout_tail if t.run else ""
+    err_raw = t.run.stderr_tail if t.run else ""
+    out_skipped = max(0, len(out_raw) - _LOOK_AT)
+    err_skipped = max(0, len(err_raw) - _LOOK_AT)
+    stdout = visible(normalize_paths(out_raw[out_skipped:]))
+    stderr = visible(normalize_paths(err_raw[err_skipped:]))
 
     empty_out = _output_details(t, "", "")
     room = MAX_COMMENT - len(assemble(_script_details(script_text, t.repro), empty_out)) - 200
@@ -222,8 +221,11 @@ def render_comment(t: Triage, *, label_prefix: str = DEFAULT_PREFIX) -> str:
     if len(stdout) + len(stderr) > room:
         # The output tails are cut first, keeping their ends; stderr gets the larger share.
         out_room = min(len(stdout), room // 4)
-        stderr = _cut_head(stderr, room - out_room)
-        stdout = _cut_head(stdout, room - len(stderr))
+        stderr = _cut_head(stderr, room - out_room, err_skipped)
+        stdout = _cut_head(stdout, room - len(stderr), out_skipped)
+    else:
+        stderr = _cut_head(stderr, len(stderr) + 60, err_skipped)
+        stdout = _cut_head(stdout, len(stdout) + 60, out_skipped)
     comment = assemble(_script_details(script_text, t.repro), _output_details(t, stdout, stderr))
     if len(comment) > GITHUB_LIMIT - 100:  # last resort: never exceed GitHub's limit
         comment = assemble(_script_details(_cut_tail(script_text, 1_000), t.repro), empty_out)
@@ -232,33 +234,41 @@ def render_comment(t: Triage, *, label_prefix: str = DEFAULT_PREFIX) -> str:
 
 def _headline(t: Triage) -> str:
     if t.outcome == Outcome.INFRA_ERROR:
-        return "### 🛠️ Inconclusive — the bot could not run the script (our side, not yours)"
-    return f"### {VERDICT_HEAD[t.verdict]} — `{t.outcome.value}`: {OUTCOME_TEXT[t.outcome]}"
+        return "🛠️ Inconclusive: " + OUTCOME_TEXT[Outcome.INFRA_ERROR]
+    return _HEADLINE[t.verdict].format(what=OUTCOME_TEXT[t.outcome])
 
 
-def _summary(t: Triage) -> list[str]:
+def _body(t: Triage) -> list[str]:
+    """The paragraphs under the heading, each fact once."""
     cls = t.classification
-    lines: list[str] = []
+    out: list[str] = []
     if t.outcome == Outcome.NO_REPRO:
-        reason = (cls.detail or t.repro.reason or "").strip()
-        lines.append(
-            safe(reason) if reason else "The bot found no runnable Python script in this issue."
-        )
+        reason = (cls.detail or t.repro.reason or "").strip()  # a fragment's reason: classify
+        out.append(prose(reason) if reason else "The bot found no runnable Python script in this issue.")
         if NO_REPRO_ASK not in reason and "minimal" not in reason.lower():
-            lines += ["", NO_REPRO_ASK]
-        return lines
+            out.append(NO_REPRO_ASK)
+        return out
     if t.outcome == Outcome.INFRA_ERROR:
-        lines.append(INFRA_MESSAGE)
+        out.append(INFRA_MESSAGE)
         if cls.signature:
-            lines += ["", f"What failed on our side: {inline_code(cls.signature)}"]
-        return lines
-    if cls.signature:
-        lines.append(f"**{_outcome_word(t.outcome)}:** {inline_code(cls.signature)}")
-    if cls.detail:
-        lines.append("")
-        lines.append(safe(cls.detail))
+            out.append(f"What failed on our side: {code_span(cls.signature)}")
+        return out
+
+    signature = cls.signature.strip()
+    show_signature = bool(signature) and not _RUN_ONLY_SIGNATURE_RE.fullmatch(signature)
+    if show_signature:
+        out.append(f"**{_signature_word(t.outcome)}:** {code_span(signature)}")
+    detail = cls.detail.strip()
+    if detail and not any(rx.fullmatch(detail) for _, rx in _RESTATING_DETAILS):
+        out.append(prose(detail))
     if cls.frames:  # a crash outside TVM: the frames that matter, not the whole backtrace
-        lines += ["", code_block("\n".join(cls.frames))]
+        out.append(code_block("\n".join(cls.frames)))
+    reported = _reported_line(t)
+    if reported:
+        out.append(reported)
+    why = _why(t)
+    if why:
+        out.append(why)
     extra = {
         Outcome.API_MISMATCH: API_MISMATCH_ASK,
         Outcome.MISSING_DEPENDENCY: (
@@ -267,19 +277,20 @@ def _summary(t: Triage) -> list[str]:
         Outcome.NEEDS_GPU: NEEDS_GPU_NOTE if "GPU" not in cls.detail else "",
     }.get(t.outcome, "")
     if extra:
-        lines += ["", extra]
+        out.append(extra)
     if (
         t.outcome == Outcome.PASSED
         and t.reported is not None
         and t.reported.outcome == Outcome.WRONG_RESULT
         and not _CHECKS_RESULT_RE.search(t.repro.script)
     ):
-        lines += ["", UNCHECKED_RESULT_NOTE]
+        out.append(UNCHECKED_RESULT_NOTE)
     note = (t.repro.reason or "").strip()
     if note and t.outcome not in (Outcome.PASSED, Outcome.MISSING_DEPENDENCY):
         # e.g. the script loads a model file the issue does not include.
-        lines += ["", f"Note: {safe(note)}"]
-    return lines
+        out.append("Note: " + prose(note))
+    out.append(_run_line(t, signature if show_signature else ""))
+    return out
 
 
 # A script that checks its own result (so that a pass means the result is right).
@@ -290,78 +301,117 @@ _CHECKS_RESULT_RE = re.compile(
 )
 
 
-def _outcome_word(outcome: Outcome) -> str:
+def _signature_word(outcome: Outcome) -> str:
     return {
-        Outcome.PASSED: "Exit",
-        Outcome.TIMEOUT: "Stopped",
+        Outcome.CRASH: "Crash",
         Outcome.RESOURCE_LIMIT: "Limit",
-        Outcome.CRASH: "Signal",
         Outcome.WRONG_RESULT: "Failed check",
     }.get(outcome, "Error")
 
 
-def _reported_vs_observed(t: Triage) -> list[str]:
-    if t.outcome == Outcome.NO_REPRO and t.reported is None:
-        return []
+def _reported_line(t: Triage) -> str:
+    """What the report showed, when that is not what the run showed (said once)."""
     rep = t.reported
-    if rep is None or rep.outcome in (None, Outcome.NO_REPRO):
-        reported = "nothing specific"
-    else:
-        reported = f"`{rep.outcome.value}`" + (
-            f" — {inline_code(rep.signature)}" if rep.signature else ""
-        )
-    observed = f"`{t.outcome.value}`" + (
-        f" — {inline_code(t.classification.signature)}" if t.classification.signature else ""
-    )
+    if rep is None or rep.outcome in (None, Outcome.NO_REPRO) or t.verdict == Verdict.REPRODUCED:
+        return ""
+    said = rep.signature.strip()
+    if said and said == t.classification.signature.strip():
+        return ""
+    what = OUTCOME_TEXT.get(rep.outcome, rep.outcome.value) if rep.outcome else ""
+    if said:
+        return f"**The report shows:** {code_span(said)}"
+    if rep.outcome == Outcome.PASSED:
+        return "**The report says:** the script worked for the reporter."
+    return f"**The report says:** {what}."
+
+
+def _why(t: Triage) -> str:
+    """The comparison's reason, only when it adds to the heading (where two failures match)."""
     why = next(
         (e for e in reversed(t.evidence) if not e.startswith(("reported:", "observed:"))), ""
     )
-    rows = [
-        "| | |",
-        "|---|---|",
-        f"| **Reported** | {reported.replace('|', chr(92) + '|')} |",
-        f"| **Observed** | {observed.replace('|', chr(92) + '|')} |",
-        f"| **Verdict** | `{t.verdict.value}`" + (f": {_cell(why)}" if why else "") + " |",
-    ]
-    if t.run is not None:
-        if t.run.signal is not None:
-            status = f"signal {t.run.signal}"
-        elif t.run.exit_code is not None:
-            status = f"exit code {t.run.exit_code}"
+    if t.verdict == Verdict.REPRODUCED and why.startswith("same kind of failure at the same place"):
+        place = why.split(":", 1)[1] if ":" in why else ""
+        return "Same kind of failure at the same place: " + code_span(place) if place.strip() else ""
+    if t.verdict == Verdict.REPRODUCED and why.startswith("the issue quotes no error"):
+        return "The issue quotes no error message; the run fails inside TVM."
+    return ""
+
+
+def _run_line(t: Triage, shown_signature: str) -> str:
+    """How the script ran, on one line: where it came from, how it ended, on which TVM."""
+    facts: list[str] = []
+    if t.repro.found:
+        src = "the script from " + describe_blocks(t.repro.blocks)
+        if t.repro.args:
+            src += " with arguments " + code_span(" ".join(t.repro.args))
+        facts.append(src)
+    run = t.run
+    if run is not None:
+        if run.timed_out:
+            status = "stopped at the time limit"
+        elif run.signal is not None:
+            status = f"killed by signal {run.signal}"
+        elif run.exit_code is not None:
+            status = f"exit code {run.exit_code}"
         else:
             status = "stopped"
-        extra = ", timed out" if t.run.timed_out else ""
-        rows.append(
-            f"| **Run** | {status}, {t.run.seconds:.1f} s{extra}"
-            + (f", sandbox `{_cell(t.run.sandbox)}`" if t.run.sandbox else "")
-            + " |"
-        )
-    return rows
+        said = shown_signature.lower()
+        if (run.signal is not None and f"signal {run.signal}" in said) or status in said:
+            status = ""
+        took = f"{run.seconds:.1f} s"
+        facts.append(f"{status} after {took}" if status else f"took {took}")
+        if run.sandbox:
+            facts.append(escape_text(run.sandbox) + " sandbox")
+    env = t.environment
+    version = str(env.get("tvm_version", "")).strip()
+    if version:
+        tvm = "TVM " + escape_text(version)
+        commit = str(env.get("tvm_commit", "")).strip()
+        if commit:
+            tvm += " (commit " + code_span(commit[:12]) + ")"
+        facts.append(tvm)
+    return "**Run:** " + " · ".join(facts) if facts else ""
 
 
 def _environment(env: dict[str, str]) -> list[str]:
-    if not env:
-        return []
-    rows = ["<details><summary>Environment</summary>", "", "| | |", "|---|---|"]
+    rows: list[str] = []
     known = dict(ENV_KEYS)
     for key, title in ENV_KEYS:
-        if key in env and str(env[key]).strip():
-            rows.append(f"| {title} | {_cell(str(env[key]))} |")
+        value = str(env.get(key, "")).strip()
+        if not value:
+            continue
+        if key == "cuda_enabled":
+            rows.append(f"- {title}: " + (_CUDA_WORDS.get(value) or escape_text(value)))
+        else:
+            rows.append(f"- {title}: {escape_text(value)}")
     for key in sorted(env):
-        if key not in known and str(env[key]).strip():
-            rows.append(f"| {_cell(key)} | {_cell(str(env[key]))} |")
-    rows += ["", "</details>"]
-    return rows
+        value = str(env[key]).strip()
+        if key not in known and key not in _ON_RUN_LINE and value:
+            rows.append(f"- {escape_text(key)}: {escape_text(value)}")
+    if not rows:
+        return []
+    return ["<details><summary>Environment</summary>", "\n".join(rows), "</details>"]
 
 
-def _source_line(repro: Repro) -> str:
-    if not repro.found:
+def _cut_head(text: str, budget: int, skipped: int = 0) -> str:
+    """Keep the end of an output tail within ``budget`` characters (``skipped`` characters
+    before ``text`` were already left out)."""
+    if len(text) <= budget and not skipped:
+        return text
+    if budget <= 60:
         return ""
-    blocks = ", ".join(f"`{_cell(b)}`" for b in repro.blocks) or "the issue"
-    line = f"**Script:** from {blocks} · sha256 `{repro.sha256}`"
-    if repro.args:
-        line += " · arguments " + inline_code(" ".join(repro.args))
-    return line
+    keep = min(len(text), budget - 60)
+    cut = len(text) - keep + skipped
+    return f"[… {cut} earlier characters cut …]\n" + text[len(text) - keep :]
+
+
+def _cut_tail(text: str, budget: int) -> str:
+    """Keep the start of a script within ``budget`` characters."""
+    if len(text) <= budget:
+        return text
+    keep = max(0, budget - 60)
+    return text[:keep] + f"\n# [… {len(text) - keep} more characters cut …]\n"
 
 
 def _script_details(script: str, repro: Repro) -> str:
@@ -371,6 +421,8 @@ def _script_details(script: str, repro: Repro) -> str:
     return "\n".join(
         [
             f"<details><summary>Script that was run ({n} lines)</summary>",
+            "",
+            f"sha256 `{repro.sha256}`",
             "",
             code_block(script, "python"),
             "",
@@ -402,13 +454,12 @@ def _output_details(t: Triage, stdout: str, stderr: str) -> str:
 def render_status(state: str, worker: str, repro: Repro) -> str:
     """The comment shown while the job is queued or running (edited later with the result)."""
     icon = "⏳" if state == "queued" else "⚙️"
-    what = f"{state} on a {worker} worker"
+    what = f"{escape_text(state)} on a {escape_text(worker)} worker"
     lines = [MARKER, f"### {icon} reprobot: {what}", ""]
     if repro.found:
-        blocks = ", ".join(f"`{_cell(b)}`" for b in repro.blocks) or "the issue"
         lines.append(
-            f"The script from {blocks} (sha256 `{repro.sha256}`) is {what}; this comment will be "
-            "edited with the result."
+            f"The script from {describe_blocks(repro.blocks)} (sha256 `{repro.sha256}`) is "
+            f"{what}; this comment will be edited with the result."
         )
     else:
         lines.append(f"Job {what}; this comment will be edited with the result.")

@@ -19,11 +19,11 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bot.config import Config
 from bot.errors import InfraError
@@ -51,6 +51,16 @@ MSG_RETEST_COOLDOWN = (
 EnqueueFn = Callable[[str, list[Any], str], None]
 
 
+class ScriptRunner(Protocol):
+    """What a cpu/gpu worker runs scripts with (``tasks.runner.SandboxRunner``: the sandbox
+    backend chosen once at start). Injected by the caller: ``bot`` never imports ``tasks``."""
+
+    def run(self, script: str, *, python: str, args: Sequence[str], gpu: bool,
+            pass_env: Mapping[str, str]) -> RunResult: ...
+
+    def environment(self, python: str) -> dict[str, str]: ...
+
+
 @dataclass
 class Services:
     """What the functions need, made once per worker process by ``tasks.app``."""
@@ -72,10 +82,11 @@ def fetch_issue(svc: Services, repo: str, number: int) -> Issue:
     """The issue with its comments, less the bot's own comments (they are not the report)."""
     gh = svc.github
     data = gh.get_issue(repo, number)
+    me = gh.bot_login() or svc.config.service.bot_login
     comments = tuple(
         Comment(author=str((c.get("user") or {}).get("login") or ""), body=str(c.get("body") or ""))
         for c in gh.get_comments(repo, number)
-        if not is_bot_comment(c, svc.config.service.bot_login, MARKER)
+        if not is_bot_comment(c, me)
     )
     issue = Issue.from_github(data, repo=repo)
     return Issue(
@@ -339,11 +350,13 @@ def run_job(
     *,
     config: Config,
     state: State,
+    runner: ScriptRunner,
     hostname: str = "",
     cache_dir: Path | None = None,
     notify: EnqueueFn | None = None,
 ) -> dict[str, Any]:
-    """Run one job's script in the sandbox and probe the environment; JSON in, JSON out.
+    """Run one job's script in the sandbox (``runner``) and probe the environment; JSON in,
+    JSON out. (``cache_dir`` is kept for callers; the runner has its own.)
 
     Our own failures (the sandbox could not start, the interpreter is missing) come back as
     ``infra_error``, never as a result of the user's script.
@@ -359,22 +372,17 @@ def run_job(
     if notify is not None:
         notify("reprobot.status", [job_id, hostname], "triage")
 
-    from tasks.probe import probe_environment
-    from tasks.runner import run_script
-
     python = config.tvm.python
     pass_env = {k: os.environ[k] for k in config.tvm.pass_env if k in os.environ}
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            probe = pool.submit(probe_environment, python, cache_dir=cache_dir)
-            run = run_script(
+            probe = pool.submit(runner.environment, python)
+            run = runner.run(
                 str(job["script"]),
                 python=python,
                 args=tuple(job.get("args") or ()),
-                sandbox=config.sandbox,
                 gpu=bool(job.get("gpu")),
                 pass_env=pass_env,
-                cache_dir=cache_dir,
             )
             environment = probe.result()
     except InfraError as e:

@@ -169,6 +169,13 @@ class Runtime:
         self.app.send_task(name, args=args, queue=queue, routing_key=queue)
 
     @cached_property
+    def runner(self) -> Any:
+        """The script runner of a cpu/gpu worker: its sandbox backend is chosen here, once."""
+        from tasks.runner import SandboxRunner
+
+        return SandboxRunner(self.config.sandbox, cache_dir=probe_cache_dir())
+
+    @cached_property
     def services(self) -> Any:
         from bot.service import Services
 
@@ -237,10 +244,11 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
         log.warning("GPU: %s", gpu)
         info["gpu"] = gpu
     if "cpu" in queues or "gpu" in queues:
+        from tasks.backends import make_sandbox
         from tasks.probe import probe_environment
-        from tasks.runner import check_sandbox
 
-        info["sandbox"] = check_sandbox(config.sandbox)  # raises InfraError with how to fix
+        # raises InfraError with how to fix
+        info["sandbox"] = make_sandbox(config.sandbox).check()
         try:
             env = probe_environment(config.tvm.python, cache_dir=probe_cache_dir())
         except ReprobotError as e:

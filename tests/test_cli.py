@@ -240,6 +240,10 @@ def test_json_issue_with_main_guard_and_markdown_output(tmp_path: Path):
         (["triage", "/nonexistent/issue.md"], "cannot read"),
         (["triage", "-", "--tvm-python", "/nonexistent/python"], "--tvm-python"),
         (["triage", "-", "--timeout", "0"], "--timeout"),
+        (["triage", "-", "--timeout", "nan"], "--timeout must be a finite number"),
+        (["triage", "-", "--timeout", "inf"], "--timeout must be a finite number"),
+        (["triage", "-", "--timeout", "-1"], "--timeout must be between"),
+        (["serve", "--port", "70000"], "--port"),
     ],
 )
 def test_bot_errors_exit_nonzero_with_one_line(args: list[str], message: str):
@@ -250,3 +254,65 @@ def test_bot_errors_exit_nonzero_with_one_line(args: list[str], message: str):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
+
+
+def run_cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin,
+                          capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "setting, key",
+    [
+        ("limits:\n    timeout_s: .nan", "sandbox.limits.timeout_s"),
+        ("limits:\n    memory_bytes: -1", "sandbox.limits.memory_bytes"),
+        ("limits:\n    max_processes: 0", "sandbox.limits.max_processes"),
+        ("limits:\n    output_bytes: 0", "sandbox.limits.output_bytes"),
+        ("limits:\n    disk_bytes: -5", "sandbox.limits.disk_bytes"),
+    ],
+)
+def test_bad_config_values_stop_the_cli_naming_the_key(tmp_path: Path, setting: str, key: str):
+    cfg = tmp_path / "reprobot.yml"
+    cfg.write_text(f"sandbox:\n  {setting}\n")
+    proc = run_cli("--config", str(cfg), "triage", "-", stdin=f"{FENCE}python\nimport tvm\n{FENCE}\n".encode())
+    assert proc.returncode == 2
+    lines = proc.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and key in lines[0], lines
+    assert proc.stdout == b""
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "is a binary file"),
+        (b"PK\x03\x04\x14\x00\x00\x00\x08\x00", "is a binary file"),
+        (b"# [Bug] caf\xe9\n\nno script\n", "is not UTF-8 text"),
+    ],
+)
+def test_a_binary_file_is_refused(tmp_path: Path, data: bytes, message: str):
+    src = tmp_path / "issue.md"
+    src.write_bytes(data)
+    for proc in (run_cli("triage", str(src)), run_cli("triage", "-", stdin=data)):
+        assert proc.returncode == 2
+        lines = proc.stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], lines
+        assert proc.stdout == b""
+
+
+def test_eval_help_shows_its_options():
+    proc = run_cli("eval", "--help")
+    assert proc.returncode == 0
+    out = proc.stdout.decode()
+    for option in ("corpus", "--jobs", "--no-run", "--tvm-python", "--sandbox", "--timeout",
+                   "--case", "--show"):
+        assert option in out
+
+
+def test_cli_output_says_the_labels_once(tmp_path: Path):
+    src = tmp_path / "issue.md"
+    src.write_text("# [Bug] slow\n\nCompiling is slow.\n")
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "triage", str(src)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("repro: no-repro") == 1
+    assert proc.stdout.rstrip().splitlines()[-1] == "Labels: repro: no-repro, repro: inconclusive"

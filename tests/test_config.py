@@ -97,3 +97,72 @@ def test_parse_size(text: str, value: int):
 def test_parse_size_rejects_garbage():
     with pytest.raises(ConfigError):
         parse_size("lots")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("sandbox:\n  limits:\n    timeout_s: .nan\n", "sandbox.limits.timeout_s must be a finite number"),
+        ("sandbox:\n  limits:\n    timeout_s: .inf\n", "sandbox.limits.timeout_s must be a finite number"),
+        ("sandbox:\n  limits:\n    timeout_s: -1\n", "sandbox.limits.timeout_s must be between"),
+        ("sandbox:\n  limits:\n    timeout_s: 0\n", "sandbox.limits.timeout_s must be between"),
+        ("sandbox:\n  limits:\n    timeout_s: 1.0e+12\n", "sandbox.limits.timeout_s must be between"),
+        ("sandbox:\n  limits:\n    timeout_s: true\n", "sandbox.limits.timeout_s must be a number"),
+        ("sandbox:\n  limits:\n    memory_bytes: -1\n", "sandbox.limits.memory_bytes must be between"),
+        ("sandbox:\n  limits:\n    memory_bytes: 1KiB\n", "sandbox.limits.memory_bytes must be between"),
+        ("sandbox:\n  limits:\n    memory_bytes: .inf\n", "sandbox.limits.memory_bytes must be an integer"),
+        ("sandbox:\n  limits:\n    memory_bytes: inf GiB\n", "sandbox.limits.memory_bytes: not a size"),
+        ("sandbox:\n  limits:\n    memory_bytes: nan G\n", "sandbox.limits.memory_bytes: not a size"),
+        ("sandbox:\n  limits:\n    max_processes: 0\n", "sandbox.limits.max_processes must be between"),
+        ("sandbox:\n  limits:\n    output_bytes: 0\n", "sandbox.limits.output_bytes must be between"),
+        ("sandbox:\n  limits:\n    disk_bytes: -5\n", "sandbox.limits.disk_bytes must be between"),
+        ("sandbox:\n  limits:\n    disk_bytes: '-5'\n", "sandbox.limits.disk_bytes must be between"),
+        ("sandbox:\n  uid: 0\n", "sandbox.uid must be between"),
+        ("service:\n  retest_cooldown_s: -3\n", "service.retest_cooldown_s must be between"),
+        ("service:\n  history_len: 0\n", "service.history_len must be between"),
+        ("service:\n  visibility_timeout_s: -1\n", "service.visibility_timeout_s must be between"),
+        ("service:\n  redis_wait_s: -1\n", "service.redis_wait_s must be between"),
+        ("service:\n  triage_time_limit_s: 1000000\n", "service.triage_time_limit_s must be between"),
+        ("service:\n  redelivery_sweep_s: -600\n", "service.redelivery_sweep_s must be between"),
+        ("dashboard:\n  session_ttl_s: 5\n", "dashboard.session_ttl_s must be between"),
+    ],
+)
+def test_bad_numbers_are_refused_by_name(tmp_path: Path, text: str, message: str):
+    f = tmp_path / "bad.yml"
+    f.write_text(text)
+    with pytest.raises(ConfigError) as ei:
+        load_config(str(f), {})
+    assert str(ei.value).startswith(message), str(ei.value)
+    assert "\n" not in str(ei.value)
+
+
+def test_sane_numbers_are_accepted(tmp_path: Path):
+    f = tmp_path / "ok.yml"
+    f.write_text(
+        "sandbox:\n  uid: 1000\n  limits:\n    timeout_s: 1\n    memory_bytes: 64MiB\n"
+        "    max_processes: 16\n    output_bytes: 4KiB\n    disk_bytes: 1MiB\n"
+        "service:\n  retest_cooldown_s: 0\n  history_len: 1\n  visibility_timeout_s: 0\n"
+    )
+    cfg = load_config(str(f), {})
+    assert cfg.sandbox.limits.max_processes == 16 and cfg.sandbox.limits.output_bytes == 4096
+
+
+def test_every_number_in_the_config_is_checked():
+    """A numeric field that has no listed range still may not be negative or NaN."""
+    from dataclasses import dataclass, field
+
+    from bot.config import validate_numbers
+
+    @dataclass(frozen=True)
+    class Later:
+        some_new_limit_s: float = -1.0
+
+    @dataclass(frozen=True)
+    class Top:
+        later: Later = field(default_factory=Later)
+
+    with pytest.raises(ConfigError, match="later.some_new_limit_s must not be negative"):
+        validate_numbers(Top())
+    with pytest.raises(ConfigError, match="later.some_new_limit_s must be a finite number"):
+        validate_numbers(Top(Later(float("nan"))))
+    validate_numbers(Config())

@@ -156,10 +156,20 @@ def test_bot_comments_never_trigger():
         comment_event("/retest", author="reprobot-ci"),
         comment_event("/retest", author="ReproBot-CI"),
         comment_event("/retest", author="other-app[bot]", type_="Bot"),
-        comment_event("<!-- reprobot -->\n/retest", author="mallory"),
     ):
         d = route("issue_comment", ev, CFG)
         assert d.action == IGNORE and "own comment" in d.reason
+
+
+def test_a_users_comment_carrying_the_marker_is_still_the_users():
+    marked = comment_event("<!-- reprobot -->\n/retest", author="mallory")
+    plain = comment_event("/retest", author="mallory")
+    d = route("issue_comment", marked, CFG)
+    assert "own comment" not in d.reason
+    assert (d.action, d.reason) == (route("issue_comment", plain, CFG).action,
+                                    route("issue_comment", plain, CFG).reason)
+    assert not is_bot_comment({"user": user("mallory"), "body": "<!-- reprobot -->\nhi"},
+                              "reprobot-ci")
 
 
 def test_comment_edits_and_pr_comments_ignored():

@@ -544,3 +544,48 @@ def test_comment_deleted_meanwhile_is_written_again(gh: FakeGitHub, issue: int) 
     assert new != cid
     assert bodies(gh, issue) == [f"{MARKER}\ndone"]
     assert [r.status for r in gh.requests_to("PATCH", "")] == [404]
+
+
+# ------------------------------------------------- the bot's comment: marker AND author
+def test_a_maintainers_comment_with_the_marker_is_never_edited(gh: FakeGitHub,
+                                                                issue: int) -> None:
+    # A maintainer's comment could be edited by a bot with write access: only the author decides.
+    gh.set_permission(REPO, BOT, "write")
+    gh.set_permission(REPO, "carol", "maintain")
+    forged = gh.add_comment(REPO, issue, f"{MARKER}\nmaintainer's note", user="carol")
+    c = client(gh)
+    cid = c.upsert_bot_comment(REPO, issue, "result", MARKER)
+    c.upsert_bot_comment(REPO, issue, "result 2", MARKER)
+    assert gh.comment(REPO, forged)["body"] == f"{MARKER}\nmaintainer's note"
+    assert gh.comment(REPO, cid)["body"] == f"{MARKER}\nresult 2"
+    assert not gh.requests_to("PATCH", rf"/issues/comments/{forged}$")
+
+
+def test_with_no_known_login_no_comment_is_taken_for_the_bots(gh: FakeGitHub,
+                                                              issue: int) -> None:
+    # GitHub cannot say who the token is (403 on /user) and no service.bot_login is set.
+    gh.fail_next("GET", "^/user$", 403, body={"message": "Resource not accessible by integration"})
+    forged = gh.add_comment(REPO, issue, f"{MARKER}\nforged", user="mallory")
+    c = client(gh)
+    first = c.upsert_bot_comment(REPO, issue, "result", MARKER)
+    assert c.bot_login() == BOT  # learnt from the comment it wrote
+    assert c.upsert_bot_comment(REPO, issue, "result 2", MARKER) == first
+    assert bodies(gh, issue) == [f"{MARKER}\nforged", f"{MARKER}\nresult 2"]
+    assert gh.comment(REPO, forged)["user"]["login"] == "mallory"
+
+
+def test_an_app_finds_its_comment_by_its_bot_login(keys: tuple[str, str]) -> None:
+    private, public = keys
+    fake = _app_fake(public)
+    try:
+        n = fake.add_issue(REPO, title="[Bug] x", body="", user="alice")
+        fake.add_comment(REPO, n, f"{MARKER}\nlooks like the bot", user="reprobot")  # a user
+        c = GitHubClient.from_config(
+            GitHubConfig(api_url=fake.url, app_id="4242", private_key=private), policy=FAST_POLICY
+        )
+        cid = c.upsert_bot_comment(REPO, n, "result", MARKER)
+        assert c.upsert_bot_comment(REPO, n, "result 2", MARKER) == cid
+        assert [x["body"] for x in fake.comments(REPO, n)] == [
+            f"{MARKER}\nlooks like the bot", f"{MARKER}\nresult 2"]
+    finally:
+        fake.stop()

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import replace
+
+from bot.extract.patterns import PROMPT_LINE_RE, PY_FILE_RE, SHELL_PROMPT_START_RE, TEST_FILE_RE
+from bot.models import Repro
+
+# The longest command line the bot passes on (arguments joined): far above any real repro's
+# flags, far below what the sandbox's exec can take.
+MAX_ARGS_CHARS = 4096
+
+
+def with_args(repro: Repro, text: str) -> Repro:
+    """The arguments the author says to run the script with (``python repro.py --crash`` in a
+    shell block, after a prompt, or in inline code in prose); only for a script that reads its
+    command line. A command whose arguments are longer than :data:`MAX_ARGS_CHARS` is refused
+    with a reason (the bot will not pass 70 kB of arguments)."""
+    if repro.shape == "shell-wrapped" or not re.search(r"\bargv\b|argparse|\bclick\b|\bfire\b",
+                                                       repro.script):
+        return repro
+    chosen: list[str] | None = None
+    for m in PY_FILE_RE.finditer(text):
+        fname = m.group(2)
+        if TEST_FILE_RE.search(fname) or "setup.py" in fname:
+            continue
+        tail = m.group(3)
+        if len(tail) > MAX_ARGS_CHARS:
+            return _too_long(repro, fname, len(tail))
+        in_code = in_code_context(text, m.start(), m.end())
+        line = text[text.rfind("\n", 0, m.start()) + 1 : m.start() + 1]
+        args = args_from_tail(tail, strict=not in_code, prompt=bool(PROMPT_LINE_RE.match(line)))
+        if chosen is None:
+            chosen = args  # the first command named (the one before: a bare mention)
+        if args and in_code:
+            chosen = args  # a command written as code (inline or a shell line) with arguments
+            break
+    if chosen is None:
+        return repro
+    if sum(len(a) + 1 for a in chosen) > MAX_ARGS_CHARS:
+        return _too_long(repro, "the script", sum(len(a) + 1 for a in chosen))
+    return replace(repro, args=tuple(chosen))
+
+
+def _too_long(repro: Repro, fname: str, size: int) -> Repro:
+    return Repro(
+        found=False,
+        shape="shell-wrapped",
+        reason=(
+            f"The issue runs `{fname}` with a command line of {size} characters, longer than the "
+            f"{MAX_ARGS_CHARS} the bot passes to a script, so it cannot rerun it as shown. Could "
+            "you put the arguments in the script (or shorten them)? The bot will then run it "
+            "against the current TVM and report back."
+        ),
+    )
+
+
+def in_code_context(text: str, start: int, end: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    line = text[line_start : text.find("\n", end) if text.find("\n", end) != -1 else len(text)]
+    if line.count("`") >= 2:
+        return True
+    stripped = line.lstrip()
+    return stripped.startswith(("$", "python", "py ", "#", ">", "(")) or bool(
+        SHELL_PROMPT_START_RE.match(line)
+    )
+
+
+def args_from_tail(tail: str, *, strict: bool, prompt: bool = False) -> list[str]:
+    """The arguments after ``python repro.py``; ``prompt``: the line is a shell command after a
+    prompt (``$ ``, ``PS C:\\> ``), so plain words are arguments too."""
+    tail = re.split(r"[`#|;&]|\s2?>", tail, maxsplit=1)[0]
+    try:
+        lexer = shlex.shlex(tail, posix=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        tokens = tail.split()
+    args: list[str] = []
+    prev_flag = False
+    for tok in tokens:
+        if tok.startswith("-") and re.match(r"^--?[A-Za-z][\w-]*(=\S*)?$", tok):
+            args.append(tok)
+            prev_flag = "=" not in tok
+            continue
+        simple = re.match(r"^[\w./:=,+@-]+$", tok) and not re.search(r"[.,:]$", tok)
+        looks_like_value = bool(simple) and (
+            bool(re.search(r"\.\w+$|^\d|[/=]", tok)) or (prev_flag and not strict)
+            or prompt
+        )
+        if looks_like_value:
+            args.append(tok)
+            prev_flag = False
+            continue
+        break
+    return args

@@ -1,0 +1,166 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.extract.candidates import Code, classify_block
+from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
+from bot.extract.notes import NO_NOTES, Notes
+from bot.extract.patterns import (
+    ENV_SECTION_RE,
+    INCOMPLETE_RE,
+    IR_HEADER_RE,
+    RESULT_SECTION_RE,
+    VARIANT_RE,
+)
+from bot.extract.pysyntax import (
+    free_names,
+    has_import,
+    has_placeholder,
+    imported_names,
+    imports_only,
+    parse_py,
+    top_bindings,
+)
+from bot.extract.rules import Seen, why_not
+from bot.models import Repro
+
+
+def depends(later: Code, earlier_defs: set[str]) -> bool:
+    return bool(free_names(later.tree) & earlier_defs)
+
+
+def from_blocks(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
+    """The repro made of ``blocks`` (fenced or indented code): candidates read as Python, the
+    rules of :data:`bot.extract.rules.BLOCK_RULES` applied in order, then the blocks that go
+    together joined around the primary one."""
+    codes: list[Code] = []
+    printed = False
+    seen = Seen(src)
+    for b in blocks:
+        c = classify_block(b)
+        if c is None:
+            continue
+        rule = why_not(c, seen)
+        if rule is not None:
+            printed = printed or rule.printed
+            continue
+        codes.append(c)
+        if c.kind == "script" and not seen.script_above:
+            seen = Seen(src, script_above=True)
+    repro, notes = _joined(src, codes)
+    return repro, (replace(notes, printed_output=True) if printed else notes)
+
+
+def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
+    scripts = [c for c in codes if c.kind == "script"]
+    primary = pick_primary(scripts)
+    if primary is None:
+        broken = [c for c in codes if c.kind == "broken"]
+        if broken:
+            primary = broken[0]
+            return finish(src, [primary], n_scripts=1)
+        return None, NO_NOTES
+    chain = [primary]
+    primary_free = free_names(primary.tree)  # once: it is checked against every block
+    defs = top_bindings(primary.tree)
+    # Definitions (a function, a TVMScript module printed by the reporter) in other blocks that
+    # the driver uses go before it: those above it, then those the text shows after it.
+    used: set[int] = set()
+    for c in reversed([c for c in codes if c.block.start < primary.block.start]):
+        if c.kind in ("defs", "ir") and bool(primary_free & top_bindings(c.tree)):
+            chain.insert(0, as_definitions(c))
+            defs |= top_bindings(c.tree)
+            used.add(id(c))
+    at = chain.index(primary)
+    for c in codes:
+        if c.block.start <= primary.block.start or c.kind not in ("defs", "ir"):
+            continue
+        if VARIANT_RE.search(last_paragraph(c.block.prose)):
+            continue
+        if bool(primary_free & (top_bindings(c.tree) - defs)):
+            chain.insert(at, as_definitions(c))
+            at += 1
+            defs |= top_bindings(c.tree)
+            used.add(id(c))
+    # A block of imports alone is the head of the script: the block right after it that uses
+    # those modules is its body.
+    header = imported_names(primary.tree) if imports_only(primary.tree) else set()
+    for c in codes:
+        if c.block.start <= primary.block.start or c.kind not in ("script", "defs", "stmts"):
+            continue
+        if id(c) in used:
+            continue
+        if VARIANT_RE.search(last_paragraph(c.block.prose)):
+            header = set()
+            continue
+        if depends(c, defs) or (header and free_names(c.tree) & header):
+            chain.append(c)
+            defs |= top_bindings(c.tree)
+        header = set()
+    n_scripts = len(scripts) + sum(1 for c in chain if c.kind == "defs")
+    return finish(src, chain, n_scripts=n_scripts)
+
+
+def as_definitions(c: Code) -> Code:
+    """A TVMScript dump as printed (``# from tvm.script import tir as T`` header) made runnable:
+    its header imports uncommented."""
+    if c.kind != "ir":
+        return c
+    code = IR_HEADER_RE.sub(r"\1\2", c.code)
+    tree = parse_py(code)
+    if tree is None:
+        return c
+    return Code(c.block, code, tree, "defs", c.interactive)
+
+
+def pick_primary(scripts: list[Code]) -> Code | None:
+    if not scripts:
+        return None
+    # A block the text presents as the working variant of an earlier one is not the repro.
+    first = scripts[0]
+    scripts = [first] + [
+        c for c in scripts[1:] if not VARIANT_RE.search(last_paragraph(c.block.prose))
+    ]
+    # A block with imports is a script; one without may be printed output that parses.
+    # Code under "Expected/Actual behavior" (a quoted line, the output) comes after code
+    # elsewhere, e.g. under "Steps to reproduce".
+    elsewhere = any(not RESULT_SECTION_RE.match(c.block.section) for c in scripts)
+    scripts = sorted(scripts, key=lambda c: (
+        elsewhere and bool(RESULT_SECTION_RE.match(c.block.section)),
+        not has_import(c.tree),
+        c.block.start,
+    ))
+    for c in scripts:
+        if ENV_SECTION_RE.match(c.block.section) and len(c.tree.body) <= 3:
+            continue  # a version print under "Environment"
+        return c
+    return scripts[0]
+
+
+def finish(src: Source, chain: list[Code], *, n_scripts: int) -> tuple[Repro | None, Notes]:
+    first = chain[0]
+    para = last_paragraph(first.block.prose)
+    incomplete = INCOMPLETE_RE.search(para)
+    if incomplete:
+        return None, Notes(incomplete=sentence_around(para, incomplete.start(), incomplete.end()))
+    code = "\n".join(c.code.rstrip("\n") for c in chain) + "\n"
+    if any(has_placeholder(c.tree) for c in chain):
+        return None, Notes(placeholder=True)
+    if len(chain) > 1 or n_scripts > 1:
+        shape = "multi-block"
+    elif first.interactive:
+        shape = "interactive"
+    else:
+        shape = "fenced"
+    return Repro(
+        found=True,
+        script=code,
+        blocks=tuple(c.block.label for c in chain),
+        shape=shape,
+    ), NO_NOTES
+
+
+
+
+
+

@@ -1,0 +1,148 @@
+"""Candidates: a code block read as Python, with its kind (script, definitions, IR dump, ...),
+and the tests that tell a program from its printed output."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from bot.extract.markdown import Block, Source, is_quoted, last_paragraph
+from bot.extract.patterns import (
+    NOT_OUTPUT_LABEL_RE,
+    OUTPUT_LABEL_RE,
+    OUTPUT_PROSE_RE,
+    OUTPUT_SECTION_RE,
+    PLAIN_TAGS,
+    PY_TAGS,
+    QUOTE_FAILS_TOO_RE,
+    STRONG_START_RE,
+    TRACEBACK_RE,
+    VARIANT_RE,
+)
+from bot.extract.pysyntax import (
+    REPR_CALLS,
+    call_tail,
+    dedent,
+    does_something,
+    has_import,
+    is_defs_only,
+    is_ir_dump,
+    looks_like_error_message,
+    python_of,
+    value_like,
+)
+
+
+@dataclass
+class Code:
+    """A block turned into Python."""
+
+    block: Block
+    code: str
+    tree: ast.Module
+    kind: str  # "script" | "defs" | "ir" | "stmts" (assignments only) | "broken"
+    interactive: bool = False
+
+
+def classify_block(block: Block) -> Code | None:
+    lang = block.lang
+    if lang not in PY_TAGS and lang not in PLAIN_TAGS:
+        return None
+    got = python_of(block.text)
+    if got is None:
+        first = next((ln for ln in block.text.split("\n") if ln.strip()), "")
+        if (
+            lang in PY_TAGS
+            and STRONG_START_RE.match(first)
+            and not any(TRACEBACK_RE.match(ln) for ln in block.text.split("\n"))
+        ):
+            # Code with a genuine syntax error: running it says so (python-error).
+            dummy = ast.Module(body=[], type_ignores=[])
+            return Code(block, dedent(block.text), dummy, "broken")
+        return None
+    code, tree, interactive = got
+    if not tree.body or looks_like_error_message(tree, code):
+        return None
+    if not block.fenced and not has_import(tree):
+        return None  # an indented piece of code pasted without fences: see from_unfenced
+    if is_ir_dump(tree, code):
+        return Code(block, code, tree, "ir", interactive)
+    if is_defs_only(tree):
+        return Code(block, code, tree, "defs", interactive)
+    if not does_something(tree):
+        if block.fenced and all(isinstance(s, ast.Assign | ast.AnnAssign) for s in tree.body):
+            # ``m = Module``: no call, but the end of a script split over blocks (joined only
+            # when it uses what the script defines).
+            return Code(block, code, tree, "stmts", interactive)
+        return None
+    return Code(block, code, tree, "script", interactive)
+
+
+def is_printed_output(code: Code) -> bool:
+    """A block of printed values, wherever it stands (``[array([1., nan], dtype=float32)]``,
+    ``tensor([1, 2])``, ``T.max(a, b)``): it parses, but it is a program's output, not a program.
+
+    Only bare expressions (no import, assignment, def, loop, ``print``), and either every one
+    is a value (literals, containers, calls to repr-like names with value arguments), or the text
+    introduces the block as output ("Output:", "TVM:", a section "Actual behavior") and no
+    expression calls a method or a module function (``tvm.build(mod)`` is code)."""
+    tree = code.tree
+    if code.interactive or code.kind != "script" or has_import(tree) or not tree.body:
+        return False
+    if not all(isinstance(s, ast.Expr) for s in tree.body):
+        return False
+    values = [s.value for s in tree.body if isinstance(s, ast.Expr)]
+    if all(value_like(v) for v in values):
+        return True
+    if not introduced_as_output(code.block):
+        return False
+    calls = [n for v in values for n in ast.walk(v) if isinstance(n, ast.Call)]
+    # ``Result(value=3)``: the repr of an object; ``run_model()`` is a call.
+    return all(
+        value_like(c) or (isinstance(c.func, ast.Name) and c.func.id[:1].isupper()
+                           and all(value_like(a) for a in c.args)
+                           and all(value_like(k.value) for k in c.keywords))
+        for c in calls
+    )
+
+
+def introduced_as_output(block: Block) -> bool:
+    para = last_paragraph(block.prose).strip()
+    last = para.split("\n")[-1].strip() if para else ""
+    if OUTPUT_PROSE_RE.search(para):
+        return True
+    if last and OUTPUT_LABEL_RE.match(last) and not NOT_OUTPUT_LABEL_RE.search(last):
+        return True  # "ONNXRuntime:", "TVM:", "Output:", "On GPU:"
+    return not para and bool(OUTPUT_SECTION_RE.match(block.section))
+
+
+def is_printed_value(tree: ast.Module, prose: str) -> bool:
+    """A block of printed values (``array([1., 2.], dtype=float32)``) that happens to parse: no
+    imports, only expressions, and either introduced as output or made of repr-like calls."""
+    if has_import(tree) or not all(isinstance(s, ast.Expr) for s in tree.body):
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    if any(call_tail(c) == "print" for c in calls):
+        return False
+    if OUTPUT_PROSE_RE.search(last_paragraph(prose).strip()):
+        return True
+    top = [s.value for s in tree.body if isinstance(s, ast.Expr)]
+    return all(not isinstance(v, ast.Call) or call_tail(v) in REPR_CALLS for v in top)
+
+
+def own_blocks(src: Source) -> list[Block]:
+    """The code blocks of ``src`` that are its author's: in a comment, a block quoted with
+    ``> `` is someone else's code (a suggestion being answered), unless the author's own words
+    say it fails for them too (then the quoted script is their repro)."""
+    if src.name == "body":
+        return list(src.blocks)
+    quoted = [b for b in src.blocks if is_quoted(src.lines, b)]
+    if quoted and quoted_fails_too(src):
+        return list(src.blocks)
+    return [b for b in src.blocks if b not in quoted]
+
+
+def quoted_fails_too(src: Source) -> bool:
+    """The author's own (unquoted) words in ``src`` say the quoted script fails for them too."""
+    own = "\n".join(ln for ln in src.lines if not ln.lstrip().startswith(">"))
+    return bool(QUOTE_FAILS_TOO_RE.search(own)) and not VARIANT_RE.search(own)

@@ -1,0 +1,336 @@
+"""The text patterns of the extractor, in one place: fence tags, prompts, section words.
+
+Patterns are compiled on first use (:class:`Pattern`), so importing the extractor stays cheap
+for commands that never read an issue. Every pattern here is linear on any line: no nested
+quantifiers over the same characters (``tests/test_extract_hostile.py`` checks each stage on
+pathological texts).
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+class Pattern:
+    """A regular expression compiled on first use; after that, its methods are the compiled
+    pattern's own (no wrapper on the per-line hot paths)."""
+
+    __slots__ = ("_flags", "_source", "findall", "finditer", "match", "search", "sub")
+    match: Callable[..., re.Match[str] | None]
+    search: Callable[..., re.Match[str] | None]
+    finditer: Callable[..., Iterator[re.Match[str]]]
+    findall: Callable[..., list[Any]]
+    sub: Callable[..., str]
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        for name in _METHODS:
+            setattr(self, name, self._first_use(name))
+
+    def _first_use(self, name: str) -> Callable[..., Any]:
+        def first(*args: Any, **kwargs: Any) -> Any:
+            return getattr(self.compiled, name)(*args, **kwargs)
+
+        return first
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        compiled = re.compile(self._source, self._flags)
+        for name in _METHODS:
+            setattr(self, name, getattr(compiled, name))
+        return compiled
+
+
+_METHODS = ("match", "search", "finditer", "findall", "sub")
+
+
+# The Python prompt (the one definition): ``>>> code``, or ``>>>`` alone; group 2 is the code.
+PROMPT = ">>>"
+PROMPT_RE = Pattern(r"^(\s*)>>>(?: (.*))?$")
+# A line typed into ``$ python``: after a ``$``, ``>>>``, ``...`` or ``In [1]:`` prompt.
+SHELL_SESSION_LINE_RE = Pattern(rf"^\s*(?:\$|{PROMPT}|\.\.\.|In \[\d*\]:)\s?(.*)$")
+# A continuation line of a prompt session: ``... code``.
+CONTINUATION_RE = Pattern(r"^\s*\.\.\.(?: (.*))?$")
+
+# Fence info strings that hold Python (or may: untagged / plain text blocks).
+PY_TAGS = frozenset(
+    {"python", "py", "python3", "py3", "python2", "ipython", "ipython3", "pycon", "python-repl",
+     "pyi", "sage", "jupyter"}
+)
+
+PLAIN_TAGS = frozenset({"", "text", "txt", "plain", "plaintext", "none", "code", "raw", "log",
+                        "output", "console", "shell-session"})
+
+SHELL_TAGS = frozenset({"sh", "bash", "shell", "console", "shell-session", "zsh", "cmd", "bat",
+                        "powershell", "ps", "ps1", "terminal", "fish"})
+
+# C, C++ and CUDA: code the bot cannot run (it runs Python).
+NATIVE_TAGS = frozenset({"c", "cpp", "c++", "cc", "cxx", "h", "hpp", "cuda", "cu", "objc",
+                         "objective-c"})
+
+NATIVE_LINE_RE = Pattern(
+    r"^\s*(?:#include\s*[<\"]|using namespace\s|namespace\s+\w+\s*\{|template\s*<|"
+    r"(?:int|void|static|auto)\s+\w+\s*\([^)]*\)\s*\{?\s*$|std::|TVM_REGISTER_GLOBAL\b|"
+    r"__global__\s)"
+)
+
+MAX_UNFENCED_LINES = 5000
+
+MAX_UNFENCED_RUNS = 20
+
+MAX_UNFENCED_PARSES = 5000
+
+UNFENCED_LOOKAHEAD = 60
+
+ASK = (
+    "Could you paste a minimal, self-contained Python script that shows the problem (in a "
+    "```python code block)? The bot will then run it against the current TVM and report back."
+)
+
+BUILTINS = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__builtins__"}
+
+TRACEBACK_RE = Pattern(r"^\s*Traceback \(most recent call last\)")
+
+ERROR_LINE_RE = Pattern(
+    r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Fault|Warning)\b"
+    r"(?:\s*:.*)?$"
+)
+
+OUTPUT_LINE_RE = Pattern(
+    r"^\s*(?:Traceback \(most recent call last\)"
+    r"|\[\d\d:\d\d:\d\d\]"  # TVM log lines
+    r"|Segmentation fault|Aborted|Illegal instruction|Bus error|Floating point exception"
+    r"|free\(\)|double free|munmap_chunk|terminate called|corrupted "
+    r"|Fatal Python error|Current thread|Thread 0x|  File \".*\", line \d+"
+    r"|error: |warning: |\d+: +(?:tvm|TVM)|Check failed"
+    r"|(?:Output|Result|Results|Expected|Actual|Got|Error|Log|Logs)\s*:\s*$)"
+)
+
+# A shell prompt line: "$ python repro.py", "(venv) user@host:~$ ls", "PS C:\\> python x.py".
+# Pieces of shell prompts, written so that no two quantifiers compete for the same characters
+# (``\S*@\S*[$#]`` is quadratic on a line of ``@``): a virtualenv ``(venv) ``, ``user@host:~$``.
+VENV = r"\([^\s()]+\)\s*"
+USER_AT_HOST = r"[^\s@]*@[^\s$#]*[$#]"
+SHELL_LINE_RE = Pattern(rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|PS [^>]*>)\s")
+
+PROSE_LINE_RE = Pattern(r"^[A-Z][a-z']+(?:,? [A-Za-z'(),]+){3,}[.:!?]?\s*$")
+
+STRONG_START_RE = Pattern(
+    r"^\s*(?:import\s+[A-Za-z_][\w.]*|from\s+[\w.]+\s+import\s+\S)"
+)
+
+# Code pasted without its imports: "x = relay.var(...)", "@T.prim_func", "with tvm.target...".
+WEAK_START_RE = Pattern(
+    r"^\s*(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_]\w*)*\s*=\s*[A-Za-z_][\w.]*\(|"
+    r"@(?:tvm\.|T\.|R\.|I\.|relax\.|tir\.)|with tvm\.)"
+)
+
+TVM_NAMES_RE = Pattern(r"\b(?:tvm|relay|relax|tir|te|topi|T|R|I)\.\w")
+
+IPY_IN_RE = Pattern(r"^\s*In \[\d*\]: ?")
+
+IPY_CONT_RE = Pattern(r"^\s*\.\.\.+: ?")
+
+SHELL_PROMPT = rf"(?:[^\s$#>]*[$#%>]\s*|PS [^>]*>\s*|{VENV}[$#]?\s*)?"
+
+PY_EXE = r"(?:python(?:\d(?:\.\d+)?)?|py)(?:\.exe)?"
+
+PY_DASH_C_RE = Pattern(rf"(?:^|[\s`'\"$>;&|(]){PY_EXE}((?:\s+-[A-Za-z]+)*)\s+-c\s+(?=\S)")
+
+PY_REPL_RE = Pattern(rf"^\s*{SHELL_PROMPT}{PY_EXE}(?:\s+-[iuqBE]+)*\s*$")
+
+PY_FILE_RE = Pattern(
+    rf"(?:^|[\s`'\"$>;&|(=]){PY_EXE}((?:\s+-[A-Za-z]+)*)\s+((?:[\w.~-]*[/\\])*[\w.-]+\.py)\b([^\n`]*)"
+)
+
+PYTEST_RE = Pattern(r"(?:^|[\s`$>])(?:python\d?\s+-m\s+)?pytest\b([^\n`]*)")
+
+TEST_FILE_RE = Pattern(r"(?:^|[/\\])(?:test_[\w-]*|[\w-]*_test)\.py$")
+
+# A markdown link (not an image): label, URL. Whether the URL is an attachment is checked after
+# the match (ATTACHMENT_URL_RE): one pattern with both would backtrack over long URLs.
+ATTACH_RE = Pattern(r"(?<!!)\[([^\[\]\n]{1,300})\]\((https?://[^()\s]{1,2000})\)")
+ATTACHMENT_URL_RE = Pattern(
+    r"user-attachments|/files/|/assets/|"
+    r"\.(?:zip|tar|gz|tgz|7z|rar|py|ipynb|onnx|pt|pth|pb|tflite|txt|log|json|so)$"
+)
+
+TEMPLATE_RE = Pattern(
+    r"What you were expecting|What actually happened|Preferably a minimal script|"
+    r"Any environment details, such as|A clear and concise description|"
+    r"Steps to reproduce the behavior|\bPlease describe\b|<!--.*?-->",
+    re.I,
+)
+
+HEADING_RE = Pattern(r"^\s{0,3}#{1,6}\s+\S")
+
+SECTION_WORDS_RE = Pattern(
+    r"steps to reproduce|to reproduce|reproduc|expected behaviou?r|actual behaviou?r|environment|"
+    r"triage|description|additional context|error|output|log|traceback",
+    re.I,
+)
+
+VARIANT_RE = Pattern(
+    r"\b(?:works?|working|worked|succeeds?|succeeded|successfully|passes|passed|runs fine|is fine|"
+    r"no (?:error|problem|issue|crash)s?|work-?around|instead|alternatively|expected (?:output|result)|"
+    r"correct (?:output|result|version)|fixed version|without (?:the )?(?:error|bug|crash))\b",
+    re.I,
+)
+
+INCOMPLETE_RE = Pattern(
+    r"\bnot (?:copying|pasting|including|posting|sharing|showing) (?:it|them|that|all|here|"
+    r"the (?:whole|full|entire|rest|code|model|script|program))\b|"
+    r"\b(?:can'?t|cannot|could not|couldn'?t|unable to) (?:share|post|include|paste|disclose|"
+    r"release) (?:the|my|it|all|this|our)\b|"
+    r"\b(?:rest|part|parts|remainder) of (?:the|my|our) (?:code|script|model|program) "
+    r"(?:is |are |was |were )?(?:omitted|left out|not shown|not included)|"
+    r"\b(?:left|cut) out\b|\bpseudo-?code\b|"
+    r"\bincomplete (?:code|script|snippet|example)\b|"
+    r"\b(?:code|script|snippet|example) is (?:incomplete|not complete|not runnable)\b|"
+    r"\brather involved\b|\btoo (?:long|large|big|complex) to (?:post|paste|share|include)\b",
+    re.I,
+)
+
+REPRO_WORDS_RE = Pattern(r"\b(?:repro|reproduc\w*|minimal|mre|mwe)\b", re.I)
+
+ENV_SECTION_RE = Pattern(r"^\s*(?:environment|env|system info|versions?)\b", re.I)
+
+SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'",
+                        "\u00a0": " ", "\u2212": "-"})
+
+SMALLER_RE = Pattern(
+    r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified|updated|"
+    r"cleaner|self-contained|standalone|stand-alone|complete|full|new)\s+"
+    r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
+    r"case|mre|mwe)\b|"
+    r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"
+    r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b",
+    re.I,
+)
+
+FIX_RE = Pattern(
+    r"\b(?:fix|fixed|fixes|patch|patched|after (?:applying|changing|adding|removing)|"
+    r"with (?:the|this|my) (?:change|changes|modification)|resolved?|solved?)\b",
+    re.I,
+)
+
+REPRO_SECTION_RE = Pattern(
+    r"^\W*(?:steps to reproduce|to reproduce|how to reproduce|reproduc\w*|repro\b|"
+    r"(?:code|script|steps) to reproduce|minimal (?:code|example|script|repro\w*)|"
+    r"(?:sample|example|test) (?:code|script)|code\b)",
+    re.I,
+)
+
+RESULT_SECTION_RE = Pattern(
+    r"^\W*(?:expected|actual|observed|current)\s+(?:behaviou?r|results?|outputs?)",
+    re.I,
+)
+
+# A section title without markdown: "Steps to reproduce", "Expected behavior:", "Environment".
+PLAIN_TITLE_RE = Pattern(
+    r"^\s*(?:steps to reproduce|to reproduce|how to reproduce|reproduction|minimal reproduction|"
+    r"(?:expected|actual|observed|current) (?:behaviou?r|results?|outputs?)|environment)\s*:?\s*$",
+    re.I,
+)
+
+VERSION_WORDS_RE = Pattern(
+    r"\b(?:versions?|environment|env|commit|installed|pip list|build info|system info)\b",
+    re.I,
+)
+
+VERSION_OUT_RE = Pattern(
+    r"^\s*['\"]?v?\d+\.\d+[\w.+-]*['\"]?\s*$"
+    # or build information such as ``libinfo()`` prints: ``USE_CUDA: ON``, ``GIT_COMMIT_HASH: ab12``
+    r"|^\s*[A-Z][A-Z0-9_]{2,}:\s*\S"
+)
+
+# "This will produce the following IRModule:", "which outputs:": what follows is output.
+OUTPUT_INTRO_RE = Pattern(
+    r"\b(?:produces?|prints?|outputs?|gives?|returns?|results? in|shows?|displays?|got|dumps?)\b"
+    r"[^.\n]{0,60}:\s*$",
+    re.I,
+)
+
+# An import statement quoted in prose: "import tvm", `from tvm import relay`.
+PROSE_IMPORT_RE = Pattern(
+    r"[\"`“]((?:import\s+[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*"
+    r"|from\s+[A-Za-z_][\w.]*\s+import\s+[\w, ]+?))[\"`”]"
+)
+
+OUTPUT_PROSE_RE = Pattern(
+    r"\b(?:output|outputs|prints?|printed|print-?out|results?|gives?|got|returns?|shows?|"
+    r"displays?|log|stdout|stderr)\b\W*$",
+    re.I,
+)
+
+OUTPUT_LABEL_RE = Pattern(r"^\W*[\w .()/+-]{1,40}:\W*$")
+
+NOT_OUTPUT_LABEL_RE = Pattern(
+    r"\b(?:code|script|repro\w*|example|snippet|steps?|test\w*|program|source|minimal|"
+    r"python|run|running|usage|input|model|following|this|here)\b",
+    re.I,
+)
+
+OUTPUT_SECTION_RE = Pattern(
+    r"^\W*(?:(?:expected|actual|observed|current|wrong|incorrect|correct)\s+"
+    r"(?:behaviou?r|results?|outputs?|values?)|outputs?|results?|logs?|stdout|what happens)\b",
+    re.I,
+)
+
+ELISION_RE = Pattern(r"^\s*(?:\.{4,}|…+)\s*$")
+
+LINE_NO_RE = Pattern(r"^\s*(\d{1,5})(?:[:.|]\s?|\s|$)")
+
+IR_HEADER_RE = Pattern(r"^([ \t]*)#[ \t]*((?:from tvm\.script import \w+ as \w+|import tvm)[ \t]*)$",
+                           re.M)
+
+HTML_ENTITY_RE = Pattern(r"&(?:quot|lt|gt|amp|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
+
+PRE_OPEN_RE = Pattern(r"^(\s*)(?:<(?:pre|code)\b[^>]*>)+", re.I)
+
+PRE_CLOSE_RE = Pattern(r"(?:</(?:code|pre)>)+\s*$", re.I)
+
+SESSION_END_RE = Pattern(r"^\s*(?:exit|quit)\(\)\s*$")
+
+TB_FRAME_RE = Pattern(r'^\s*File "[^"]*", line \d+')
+
+SIMPLE_ASSIGN_RE = Pattern(r"^\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*=(?!=)\s*\S")
+
+HEREDOC_RE = Pattern(
+    r"^[^\n]*\bcat\s*>\s*['\"]?[\w./-]+\.py['\"]?\s*<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\s*$",
+    re.M | re.S,
+)
+
+CAT_RE = Pattern(rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|%|#)\s*cat\s+[\w./-]+\.py\s*$")
+
+FILE_NAME = (r"[\w./\\~-]*[\w-]\.(?:onnx|pt|pth|pb|pbtxt|tflite|h5|keras|npy|npz|txt|json|"
+              r"params|so|tar|bin|pkl|pickle|csv|jpg|jpeg|png|mlir|ll|bc|ckpt|safetensors|"
+              r"caffemodel|prototxt|mar|engine|tmp)")
+
+FILE_ARG_RE = Pattern(rf"^{FILE_NAME}$", re.I)
+
+FILE_LITERAL_RE = Pattern(rf"[\"']{FILE_NAME}[\"']", re.I)
+
+# A line starting with a prompt that names the user or the drive: ``user@host$``, ``PS C:\\>``.
+SHELL_PROMPT_START_RE = Pattern(rf"^\s*(?:{USER_AT_HOST}|PS [^>]*>|[A-Za-z]:\\[^>]*>)")
+PROMPT_LINE_RE = Pattern(rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|PS [^>]*>|[A-Za-z]:\\[^>]*>)")
+
+HTML_LINE_RE = Pattern(r"^\s*</?(?:details|summary|p|div|br|hr|pre)\b[^>]*>.*$", re.I)
+
+ESCAPED_PROMPT_RE = Pattern(r"^(\s*)\\>\\?>\\?>(?= |$)")
+
+PY_VERSIONED_RE = Pattern(r"^(python|py|ipython)[-_ ]?\d+(?:\.\d+)*$")
+
+# The author's own words saying a script quoted from someone else fails for them too.
+QUOTE_FAILS_TOO_RE = Pattern(
+    r"\b(?:(?:also|too|as well|still|same)\b[^.\n]{0,40}\b(?:fails?|failing|crash\w*|errors?|"
+    r"segfaults?|breaks?|broken|aborts?)|(?:fails?|failing|crash\w*|errors? out|segfaults?|breaks?)"
+    r"\b[^.\n]{0,40}\b(?:too|also|as well|for me|on my (?:side|machine|end))|"
+    r"(?:can|could) reproduce|reproduces? (?:it|this|the (?:issue|problem|bug|crash))|"
+    r"same (?:error|crash|failure|problem|issue|segfault|traceback))\b",
+    re.I,
+)

@@ -1,0 +1,211 @@
+"""Find the runnable repro script in an issue.
+
+Pure: ``extract_repro(issue)`` looks at markdown text only (no I/O, nothing is executed; Python
+is only *parsed* with ``ast``).
+
+The package is a few passes over plain values (see ``SOURCE_PASSES`` below): each text is read
+once (:mod:`bot.extract.markdown`: normalised, markdown parsed once, code blocks found); code
+blocks become candidates (:mod:`bot.extract.candidates`), which the ordered table of named
+rules in :mod:`bot.extract.rules` filters; what is left is joined and ranked
+(:mod:`bot.extract.blocks`). Other passes find code without fences (:mod:`bot.extract.unfenced`)
+and Python in shell (:mod:`bot.extract.shell`); :mod:`bot.extract.args` reads the command-line
+arguments the author names, :mod:`bot.extract.files` the local files the script reads, and
+:mod:`bot.extract.notes` turns what the passes saw into the reason for a ``found=False``.
+Passes return values and notes; nothing is changed in place.
+
+The order of search:
+
+1. the issue body, then each of the author's comments, one source at a time; in each source:
+   a. code blocks (fenced or indented): scripts are told from tracebacks, logs, shell lines,
+      program output and IR dumps (a block of bare printed values such as ``[array([1.],
+      dtype=float32)]`` is output wherever it stands, whatever its fence tag); ``>>>`` sessions
+      are turned into scripts (up to the statement whose output is an error); a repro split
+      over several blocks is joined when a later block uses what an earlier one defines (and
+      the text does not present it as a working variant); a TVMScript module printed by the reporter goes before the driver that uses it;
+   b. code pasted without fences (scraped reports, forum posts, ``<pre>`` HTML, ``>>>``
+      sessions), preferring code under "Steps to reproduce" over "Expected behavior";
+   c. Python wrapped in shell: ``python -c "..."`` lines and ``$ python`` sessions;
+   In a comment, code quoted with ``> `` is someone else's (a suggestion being answered), unless
+   the author's own words say it fails for them too: then the quoted script is the repro.
+   A later comment of the author's that offers a smaller / minimal / updated repro replaces the
+   one found earlier.
+2. code blocks in other people's comments that say they reproduce the problem;
+3. a ``python -c`` one-liner in the title.
+
+An environment probe (``python -c "import tvm; print(tvm.__version__)"``, a block of version
+prints) is never the repro unless an error is shown right under it (the import is the bug).
+
+No script: ``Repro(found=False, reason=...)`` with a polite, specific sentence for the comment
+(attachment, ``python file.py`` whose file is not shown, only C++ code, only printed results, ...).
+A script that reads a local file the issue does not hold (``onnx.load("model.onnx")``) is still
+the repro; ``Repro.reason`` then carries a note naming the file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from bot.extract.args import with_args
+from bot.extract.blocks import from_blocks
+from bot.extract.candidates import own_blocks
+from bot.extract.files import with_file_note
+from bot.extract.markdown import (
+    Block,
+    Source,
+    last_paragraph,
+    normalise,
+    read_source,
+    sentence_around,
+)
+from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, reason_for
+from bot.extract.patterns import (
+    FIX_RE,
+    INCOMPLETE_RE,
+    PROSE_IMPORT_RE,
+    REPRO_WORDS_RE,
+    SMALLER_RE,
+    VARIANT_RE,
+)
+from bot.extract.pysyntax import imported_names, imports_only, parse_py
+from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
+from bot.extract.unfenced import from_unfenced
+from bot.models import Issue, Repro
+
+
+@dataclass(frozen=True)
+class SourcePass:
+    """One way of finding the repro in one text: returns it (or ``None``) and what it saw."""
+
+    name: str
+    find: Callable[[Source, list[Block]], tuple[Repro | None, Notes]]
+    # The text shows code described as incomplete or with placeholders: later passes would only
+    # find that same code again, so the search in this text ends.
+    ends_if_held_back: bool = False
+
+
+def _shell_in_blocks(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
+    return shell_in_blocks(blocks), NO_NOTES
+
+
+def _shell_in_prose(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
+    return shell_in_prose(src, blocks), NO_NOTES
+
+
+# The passes over one text (the body, then each of the author's comments), in order; the first
+# that finds a repro wins.
+SOURCE_PASSES: tuple[SourcePass, ...] = (
+    SourcePass("code blocks", from_blocks, ends_if_held_back=True),
+    SourcePass("python in shell code blocks", _shell_in_blocks),
+    SourcePass("code pasted without fences", from_unfenced),
+    SourcePass("python in shell lines of the prose", _shell_in_prose),
+)
+
+
+def extract_repro(issue: Issue) -> Repro:
+    """The repro script of ``issue`` (or ``found=False`` with a reason for the comment)."""
+    sources = [read_source("body", issue.body)]
+    others: list[tuple[str, str]] = []
+    for n, c in enumerate(issue.comments, start=1):
+        if issue.author and c.author == issue.author:
+            sources.append(read_source(f"comment{n}", c.body))
+        else:
+            others.append((f"comment{n}", c.body))
+    notes = NO_NOTES
+    all_author_text = "\n".join(s.text for s in sources)
+
+    held_back = ""  # the body says its code is incomplete and shows none
+    fallback: Repro | None = None  # a script offered as the working variant
+    for k, src in enumerate(sources):
+        blocks = own_blocks(src)
+        repro = None
+        for step in SOURCE_PASSES:
+            repro, seen = step.find(src, blocks)
+            notes = merge(notes, seen)
+            if repro is not None or (step.ends_if_held_back and notes.held_back):
+                break
+        if repro is not None and held_back and not SMALLER_RE.search(src.text):
+            # The body said the real code is left out; a comment's snippet not offered as a
+            # complete repro is that partial code, moved.
+            notes = replace(notes, incomplete=held_back)
+            break
+        if repro is not None and offered_as_working(blocks, repro):
+            # "Doing it the other way works: ```...```" and no failing script in this source:
+            # the one that fails may be in a later comment; this one is the fallback.
+            fallback = fallback or repro
+            continue
+        if repro is not None:
+            later = later_smaller_repro(sources[k + 1 :])
+            return with_file_note(with_args(later or repro, all_author_text))
+        notes = merge(notes, notes_of(src))
+        if src.name == "body" and not notes.incomplete:
+            m = INCOMPLETE_RE.search(src.text)
+            if m:
+                held_back = sentence_around(src.text, m.start(), m.end())
+
+    if fallback is not None:
+        return with_file_note(with_args(fallback, all_author_text))
+
+    for name, raw in others:
+        if not REPRO_WORDS_RE.search(raw):
+            continue
+        other = read_source(name, raw, by_author=False)
+        repro, _ = from_blocks(other, own_blocks(other))
+        if repro is not None:
+            return with_file_note(repro)
+
+    repro = shell_dash_c(normalise(issue.title), "title")
+    if repro is not None:
+        return repro
+    if notes.error_output and not notes.held_back:
+        # 'when I run "import tvm" it fails with: <traceback>': the one statement is the repro.
+        for src in sources:
+            repro = import_named_in_prose(src)
+            if repro is not None:
+                return repro
+    return Repro(found=False, shape=no_repro_shape(notes), reason=reason_for(notes))
+
+
+def import_named_in_prose(src: Source) -> Repro | None:
+    """An import statement the reporter quotes as what they ran, in a text that shows the error
+    it gave (the issue is an import-time failure)."""
+    for m in PROSE_IMPORT_RE.finditer(src.text):
+        stmt = m.group(1).strip()
+        tree = parse_py(stmt)
+        if tree is None or not imports_only(tree):
+            continue
+        if not any(top == "tvm" or top.startswith("tvm") for top in imported_names(tree)) and \
+                not stmt.startswith("from tvm"):
+            continue
+        return Repro(found=True, script=stmt + "\n", blocks=(f"{src.name}:prose",),
+                     shape="unfenced")
+    return None
+
+
+def offered_as_working(blocks: list[Block], repro: Repro) -> bool:
+    """The repro's first block is introduced as the variant that works ("importing it after the
+    others works:")."""
+    first = next((b for b in blocks if repro.blocks and b.label == repro.blocks[0]), None)
+    return first is not None and bool(VARIANT_RE.search(last_paragraph(first.prose)))
+
+
+def later_smaller_repro(later: list[Source]) -> Repro | None:
+    """The author's latest comment that offers a smaller / minimal / updated repro ("here is a
+    smaller repro:", "updated script") replaces the one found earlier."""
+    for src in reversed(later):
+        blocks = own_blocks(src)
+        repro, _ = from_blocks(src, blocks)
+        if repro is None:
+            continue
+        first = next(b for b in blocks if b.label == repro.blocks[0])
+        intro = "\n".join(src.lines[: first.start])
+        m = SMALLER_RE.search(intro)
+        if VARIANT_RE.search(last_paragraph(first.prose)) or FIX_RE.search(
+            last_paragraph(first.prose)
+        ):
+            continue  # "the updated code works", "with the fix applied": a fix, not a repro
+        if m and not re.search(r"\babove\b|\bprevious\b|\bearlier\b|\boriginal\b",
+                               intro[m.start() : m.end() + 40], re.I):
+            return repro
+    return None

@@ -1,0 +1,377 @@
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+
+from bot.extract.patterns import (
+    BUILTINS,
+    CONTINUATION_RE,
+    ELISION_RE,
+    ERROR_LINE_RE,
+    IPY_CONT_RE,
+    IPY_IN_RE,
+    LINE_NO_RE,
+    OUTPUT_LINE_RE,
+    PROMPT_RE,
+    PROSE_LINE_RE,
+    SHELL_LINE_RE,
+    SMART,
+    TRACEBACK_RE,
+)
+
+
+def parse_py(code: str) -> ast.Module | None:
+    if not code.strip():
+        return None
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def dedent(code: str) -> str:
+    code = textwrap.dedent(code.expandtabs(8) if "\t" in code and " " in code else code)
+    return code.strip("\n") + "\n"
+
+
+def does_something(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.Import | ast.ImportFrom | ast.Call) for node in ast.walk(tree))
+
+
+def has_import(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.Import | ast.ImportFrom) for n in ast.walk(tree))
+
+
+def imports_only(tree: ast.Module) -> bool:
+    return bool(tree.body) and all(isinstance(s, ast.Import | ast.ImportFrom) for s in tree.body)
+
+
+def imported_names(tree: ast.Module) -> set[str]:
+    return {(a.asname or a.name).split(".")[0] for s in tree.body
+            if isinstance(s, ast.Import | ast.ImportFrom) for a in s.names}
+
+
+# What an environment probe reads: ``tvm.__version__``, ``tvm.support.libinfo()``, ...
+VERSION_NAMES = frozenset({"__version__", "version", "__git_version__", "git_version", "libinfo",
+                            "describe", "version_info", "python_version", "platform", "system",
+                            "machine", "is_available", "device_count", "get_device_name",
+                            "cuda_version", "git_hash", "__cuda_version__"})
+
+
+PROBE_CALLS = frozenset({"print", "str", "repr", "format", "get", "items", "keys", "join",
+                          "pprint", "dict", "sorted"})
+
+
+def is_version_probe(tree: ast.Module) -> bool:
+    """An environment probe (``import tvm; print(tvm.__version__)``): imports, then only prints
+    of versions and build info. It shows which TVM the reporter has, not the problem."""
+    saw = False
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            continue
+        if not isinstance(stmt, ast.Expr | ast.Assign):
+            return False
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and node.attr in VERSION_NAMES:
+                saw = True
+            elif isinstance(node, ast.Call):
+                tail = call_tail(node)
+                if tail in VERSION_NAMES:
+                    saw = True
+                elif tail not in PROBE_CALLS:
+                    return False
+    return saw
+
+
+
+
+
+
+def looks_like_error_message(tree: ast.Module, code: str) -> bool:
+    """``ValueError: bad`` parses as an annotation; a block ending so is an error message."""
+    last_line = next((ln for ln in reversed(code.split("\n")) if ln.strip()), "")
+    if not ERROR_LINE_RE.match(last_line):
+        return False
+    last = tree.body[-1] if tree.body else None
+    return isinstance(last, ast.AnnAssign | ast.Expr) and not (
+        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+    )
+
+
+def is_ir_dump(tree: ast.Module, code: str) -> bool:
+    first = next((ln.strip() for ln in code.split("\n") if ln.strip()), "")
+    return bool(first.startswith("# from tvm.script import") or first.startswith("#[version"))
+
+
+REPR_CALLS = frozenset({"array", "tensor", "Tensor", "ndarray", "NDArray", "Shape", "ShapeTuple",
+                         "device", "dtype", "float32", "float16", "int32", "int64", "Object",
+                         "IntImm", "FloatImm", "Var", "Buffer", "PrimExpr", "tuple", "list"})
+
+
+
+
+MORE_REPR_CALLS = frozenset({"cpu", "cuda", "gpu", "rocm", "vulkan", "metal", "opencl",
+                              "float64", "bfloat16", "int8", "int16", "uint8", "uint16", "uint32",
+                              "uint64", "bool", "bool_", "complex64", "DataType", "Parameter",
+                              "StringImm", "Range", "IterVar", "Call", "Op", "GlobalVar", "Array",
+                              "Map", "String", "Module", "TensorType", "TensorStructInfo",
+                              "ShapeStructInfo", "PrimValue", "Constant", "Tuple", "masked_array",
+                              "matrix", "Series", "DataFrame", "OrderedDict", "defaultdict",
+                              "namedtuple", "Size", "finfo", "iinfo"})
+
+
+NUMPY_SCALARS = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                            "uint8", "uint16", "uint32", "uint64", "bool_", "str_", "complex64",
+                            "complex128", "longdouble", "datetime64", "timedelta64"})
+
+
+# Printed TVMScript expressions and structure info: ``T.max(a, b)``, ``R.Tensor((2,), "f32")``.
+PRINTED_PREFIXES = frozenset({"T", "R", "I"})
+
+
+
+
+
+
+def value_like(node: ast.expr, depth: int = 0) -> bool:
+    """A printed value: literals, containers, names (``nan``, ``float32``), dotted names, signs
+    and arithmetic of values, and calls to repr-like names whose arguments are values."""
+    if depth > 60:
+        return False
+    d = depth + 1
+    if isinstance(node, ast.Constant | ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return value_like(node.value, d)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(value_like(e, d) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or value_like(k, d) for k in node.keys) and all(
+            value_like(v, d) for v in node.values
+        )
+    if isinstance(node, ast.UnaryOp):
+        return value_like(node.operand, d)
+    if isinstance(node, ast.BinOp):
+        return value_like(node.left, d) and value_like(node.right, d)
+    if isinstance(node, ast.BoolOp):
+        return all(value_like(v, d) for v in node.values)
+    if isinstance(node, ast.Compare):
+        return value_like(node.left, d) and all(value_like(c, d) for c in node.comparators)
+    if isinstance(node, ast.Starred):
+        return value_like(node.value, d)
+    if isinstance(node, ast.Call):
+        f = node.func
+        root = f
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        tail = call_tail(node)
+        if isinstance(f, ast.Name):
+            repr_like = tail in REPR_CALLS | MORE_REPR_CALLS
+        else:
+            # ``tvm.runtime.ShapeTuple([1])`` is code; ``T.max(a, b)`` (TVMScript) and
+            # ``np.float32(1.0)`` (numpy 2 scalars) are how values print.
+            root_id = root.id if isinstance(root, ast.Name) else ""
+            repr_like = root_id in PRINTED_PREFIXES or (
+                root_id in ("np", "numpy") and tail in NUMPY_SCALARS
+            )
+        return (
+            repr_like
+            and isinstance(root, ast.Name)
+            and all(value_like(a, d) for a in node.args)
+            and all(value_like(k.value, d) for k in node.keywords)
+        )
+    return False
+
+
+def call_tail(call: ast.Call) -> str:
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return f.id if isinstance(f, ast.Name) else ""
+
+
+def is_defs_only(tree: ast.Module) -> bool:
+    body = [s for s in tree.body if not is_docstring(s)]
+    return bool(body) and not has_import(tree) and all(
+        isinstance(s, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) for s in body
+    )
+
+
+def is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
+        stmt.value.value, str
+    )
+
+
+def strip_prompts(lines: list[str]) -> str | None:
+    """A ``>>>`` / ``In [1]:`` session as a script: prompts stripped, printed output dropped."""
+    out: list[str] = []
+    in_code = False
+    seen = False
+    failed = False  # an error was printed: later statements are side checks, not the repro
+    for ln in lines:
+        m = PROMPT_RE.match(ln)
+        if (m or IPY_IN_RE.match(ln)) and failed:
+            break
+        if m:
+            out.append(m.group(2) or "")
+            in_code = seen = True
+            continue
+        m = IPY_IN_RE.match(ln)
+        if m:
+            out.append(ln[m.end():])
+            in_code = seen = True
+            continue
+        if in_code:
+            m = CONTINUATION_RE.match(ln)
+            if m:
+                out.append(m.group(1) or "")
+                continue
+            m = IPY_CONT_RE.match(ln)
+            if m:
+                out.append(ln[m.end():])
+                continue
+        in_code = False  # printed output, a traceback, Out[n]: ...
+        failed = failed or is_error_output(ln)
+    if not seen:
+        return None
+    return "\n".join(out)
+
+
+def is_error_output(line: str) -> bool:
+    return bool(
+        TRACEBACK_RE.match(line) or ERROR_LINE_RE.match(line)
+        or re.search(r"Traceback \(most recent call last\)|Check failed|Segmentation fault", line)
+    )
+
+
+def has_prompts(lines: list[str]) -> bool:
+    return any(PROMPT_RE.match(ln) or IPY_IN_RE.match(ln) for ln in lines)
+
+
+def cut_at_output(code: str) -> str | None:
+    """The code before the output pasted after it in the same block (a traceback, a log)."""
+    lines = code.split("\n")
+    for k, ln in enumerate(lines):
+        if k and (
+            OUTPUT_LINE_RE.match(ln)
+            or ERROR_LINE_RE.match(ln)
+            or PROSE_LINE_RE.match(ln)
+            or SHELL_LINE_RE.match(ln)
+            # ``....`` standing for output left out, right before the error that ended it
+            or (ELISION_RE.match(ln) and any(ERROR_LINE_RE.match(x) for x in lines[k + 1:k + 4]))
+        ):
+            head = "\n".join(lines[:k])
+            tree = parse_py(head)
+            if tree is not None and does_something(tree):
+                return head
+            return None
+    return None
+
+
+def python_of(text: str) -> tuple[str, ast.Module, bool] | None:
+    """``text`` as Python: (code, tree, interactive), trying the usual repairs; else None."""
+    text = text.replace("\u00a0", " ")
+    lines = text.split("\n")
+    interactive = False
+    if has_prompts(lines):
+        stripped = strip_prompts(lines)
+        if stripped is not None:
+            text, interactive = stripped, True
+    code = dedent(text)
+    tree = parse_py(code)
+    if tree is not None:
+        return code, tree, interactive
+    candidates = []
+    smart = code.translate(SMART)
+    candidates.append(smart)
+    ls = smart.split("\n")
+    if len(ls) > 1:
+        candidates.append(ls[0] + "\n" + textwrap.dedent("\n".join(ls[1:])))
+    no_magic = "\n".join(ln for ln in ls if not re.match(r"^\s*[!%]", ln))
+    candidates.append(no_magic)
+    unnumbered = strip_line_numbers(ls)
+    if unnumbered is not None:
+        candidates.append(unnumbered)
+    for cand in candidates:
+        tree = parse_py(cand)
+        if tree is not None:
+            return dedent(cand), tree, interactive
+    cut = cut_at_output(smart)
+    if cut is not None:
+        cut = dedent(cut)
+        tree = parse_py(cut)
+        if tree is not None:
+            return cut, tree, interactive
+    return None
+
+
+def strip_line_numbers(lines: list[str]) -> str | None:
+    """Code copied with its line numbers (``1 import tvm``, ``2 x = 1``): numbers off, when every
+    non-blank line starts with the next number."""
+    out: list[str] = []
+    expect: int | None = None
+    for ln in lines:
+        m = LINE_NO_RE.match(ln)
+        if m is None:
+            if ln.strip():
+                return None
+            out.append("")
+            continue
+        n = int(m.group(1))
+        if expect is not None and n != expect:
+            return None
+        expect = n + 1
+        out.append(ln[m.end():])
+    if expect is None or sum(1 for ln in out if ln.strip()) < 2:
+        return None
+    return textwrap.dedent("\n".join(out))
+
+
+def bound_names(tree: ast.Module, *, imports: bool) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif imports and isinstance(node, ast.Import | ast.ImportFrom):
+            for a in node.names:
+                names.add((a.asname or a.name).split(".")[0])
+    return names
+
+
+def top_bindings(tree: ast.Module) -> set[str]:
+    """Names a block defines at module level, imports excluded."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(stmt.name)
+            continue
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+def free_names(tree: ast.Module) -> set[str]:
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loads - bound_names(tree, imports=True) - BUILTINS
+
+
+def has_placeholder(tree: ast.Module) -> bool:
+    """``model = ...`` or a bare ``...`` at module level: the author left something out."""
+    for stmt in tree.body:
+        value = None
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.Expr):
+            value = stmt.value
+        if isinstance(value, ast.Constant) and value.value is Ellipsis:
+            return True
+    return False

@@ -1,0 +1,71 @@
+"""Which code blocks may be (part of) the repro: an ordered table of named rules.
+
+Each rule is a small predicate over one candidate block (see :mod:`bot.extract.candidates`) and
+what the filter has seen before it; the first rule that applies leaves the candidate out, for
+its reason. Adding a rule is one function, one entry in :data:`BLOCK_RULES`, and one row in the
+should-take / should-not-take table of ``tests/test_extract_rules.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.extract.candidates import Code, is_printed_output, is_printed_value
+from bot.extract.markdown import Source, last_paragraph, probe_in_env
+from bot.extract.patterns import VARIANT_RE
+from bot.extract.pysyntax import is_version_probe
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the filter knows when it judges a candidate: the text it stands in, and whether a
+    script was taken before it."""
+
+    src: Source
+    script_above: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A reason to leave a candidate out of the repro."""
+
+    name: str
+    applies: Callable[[Code, Seen], bool]
+    reason: str
+    printed: bool = False  # the candidate is printed output (the no-repro reason says so)
+
+
+def _printed_output(c: Code, seen: Seen) -> bool:
+    return is_printed_output(c)
+
+
+def _output_of_script_above(c: Code, seen: Seen) -> bool:
+    return seen.script_above and is_printed_value(c.tree, c.block.prose)
+
+
+def _environment_probe(c: Code, seen: Seen) -> bool:
+    b = c.block
+    return c.kind == "script" and is_version_probe(c.tree) and probe_in_env(
+        seen.src.lines, b.start, b.end, b.section, above=seen.src.sections[b.start]
+    )
+
+
+BLOCK_RULES: tuple[Rule, ...] = (
+    Rule("printed-output", _printed_output,
+         "a block of printed values (array(...), tensor(...)), not a program", printed=True),
+    Rule("output-of-script-above", _output_of_script_above,
+         "values printed by the script above it"),
+    Rule("environment-probe", _environment_probe,
+         "a version print shown as the environment, not the problem"),
+)
+
+
+def why_not(c: Code, seen: Seen) -> Rule | None:
+    """The first rule that leaves ``c`` out, or ``None``: the candidate is taken."""
+    return next((r for r in BLOCK_RULES if r.applies(c, seen)), None)
+
+
+def offered_as_working(prose: str) -> bool:
+    """The paragraph right before a block presents it as the variant that works."""
+    return bool(VARIANT_RE.search(last_paragraph(prose)))

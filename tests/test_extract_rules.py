@@ -1,0 +1,119 @@
+"""Should-take / should-not-take table for the extractor's rules (bot/extract/rules.py and the
+candidate passes). One row per rule at least; a new rule adds its rows here."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.extract import extract_repro
+from bot.extract.rules import BLOCK_RULES
+from bot.models import Comment, Issue
+
+F = "```"
+SCRIPT = "import tvm\nfrom tvm import te\nA = te.placeholder((4,), name='A')\nprint(A.shape)\n"
+
+
+def _quote(text: str) -> str:
+    return "\n".join("> " + ln if ln else ">" for ln in text.split("\n"))
+
+
+# (rule, issue, expected script or None for "nothing taken")
+ROWS: list[tuple[str, Issue, str | None]] = [
+    # printed-output: a block of printed values is not a program.
+    ("printed-output", Issue("wrong values", "Output:\n\n" + F + "\n[array([1., nan], dtype=float32)]\n"
+                             + F + "\n", author="a"), None),
+    ("take: printed-output", Issue("x", F + "python\n" + SCRIPT + F + "\n", author="a"), SCRIPT),
+    # output-of-script-above: a value block after the script is what it printed.
+    ("output-of-script-above", Issue("x", F + "python\n" + SCRIPT + F + "\n\n" + F
+                                     + "\n(4,)\n" + F + "\n", author="a"), SCRIPT),
+    # environment-probe: a version print under "Environment" is not the repro.
+    ("environment-probe", Issue("x", "### Environment\n\n" + F
+                                + "python\nimport tvm\nprint(tvm.__version__)\n" + F + "\n0.18.0\n",
+                                author="a"), None),
+    ("take: environment-probe", Issue("import fails", F
+                                      + "python\nimport tvm\nprint(tvm.__version__)\n" + F
+                                      + "\nTraceback (most recent call last):\n"
+                                      "ImportError: libtvm.so: cannot open shared object file\n",
+                                      author="a"), "import tvm\nprint(tvm.__version__)\n"),
+]
+
+# Miss 3: a script quoted in the author's comment (a re-post of someone's script) that the
+# author says fails for them too is the repro; a quoted suggestion that "works" is not.
+_ASKED = ("Could you try this smaller case?\n\n" + F + "python\n" + SCRIPT + F + "\n")
+ROWS += [
+    ("quoted-from-someone-else: fails too", Issue(
+        "[Bug] te.placeholder crash on 0.19", "It crashes when I build my model, see the log.",
+        author="a", comments=(
+            Comment("helper", _ASKED),
+            Comment("a", _quote(_ASKED) + "\n\nThis one fails on my machine too, same segfault.\n"),
+        )), SCRIPT),
+    ("quoted-from-someone-else: suggestion that works", Issue(
+        "[Bug] te.placeholder crash on 0.19", "It crashes when I build my model, see the log.",
+        author="a", comments=(
+            Comment("helper", _ASKED),
+            Comment("a", _quote(_ASKED) + "\n\nThanks, that one works for me.\n"),
+        )), None),
+    ("quoted-from-someone-else: quoted, no words", Issue(
+        "x", "It crashes when I build my model.", author="a", comments=(
+            Comment("a", _quote(_ASKED) + "\n\nI will look at it tomorrow.\n"),)), None),
+]
+
+
+@pytest.mark.parametrize(("rule", "issue", "expected"), ROWS, ids=[r[0] for r in ROWS])
+def test_rule_table(rule: str, issue: Issue, expected: str | None) -> None:
+    repro = extract_repro(issue)
+    if expected is None:
+        assert not repro.found, repro.script
+    else:
+        assert repro.found, repro.reason
+        assert repro.script == expected
+
+
+def test_every_block_rule_has_rows() -> None:
+    named = {r[0].split(":")[0].removeprefix("take: ") for r in ROWS}
+    assert {rule.name for rule in BLOCK_RULES} <= named
+
+
+# Miss 5: arguments named in prose, in inline code, as a shell block would.
+ARGS_SCRIPT = ("import argparse\nimport tvm\np = argparse.ArgumentParser()\n"
+               "p.add_argument('--target', default='llvm')\np.add_argument('--crash', "
+               "action='store_true')\na = p.parse_args()\nprint(tvm.target.Target(a.target), "
+               "a.crash)\n")
+ARGS_ROWS = [
+    ("inline code", "Run `python repro.py --crash` to see it; without the flag it passes.",
+     ("--crash",)),
+    ("inline code after a bare mention",
+     "I saved the script as repro.py and ran python repro.py. Then\n"
+     "`python3 repro.py --target cuda --crash` crashes.", ("--target", "cuda", "--crash")),
+    ("shell block", F + "bash\n$ python repro.py --crash\n" + F, ("--crash",)),
+    ("plain prose word is not an argument", "Running python repro.py fails for me.", ()),
+]
+
+
+@pytest.mark.parametrize(("name", "prose", "args"), ARGS_ROWS, ids=[r[0] for r in ARGS_ROWS])
+def test_arguments_in_prose(name: str, prose: str, args: tuple[str, ...]) -> None:
+    body = f"The target parser crashes.\n\n{F}python\n{ARGS_SCRIPT}{F}\n\n{prose}\n"
+    repro = extract_repro(Issue("[Bug] target crash", body, author="a"))
+    assert repro.found
+    assert repro.args == args
+
+
+def test_markdown_is_parsed_once_per_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5 MB issue took 24 s when each stage parsed the markdown again: each text of the issue
+    (body, the author's comments, another's comment that mentions a repro) is parsed once."""
+    from bot.extract import markdown
+
+    calls: list[int] = []
+    real_parse = markdown.MD.parse
+
+    def counting_parse(src: str, env: object = None) -> list:  # type: ignore[type-arg]
+        calls.append(len(src))
+        return real_parse(src, env)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(markdown.MD, "parse", counting_parse)
+    later = "Here is a smaller repro:\n\n" + F + "python\n" + SCRIPT + F + "\n"
+    issue = Issue("x", "It fails:\n\n" + F + "python\n" + SCRIPT + F + "\n", author="a",
+                  comments=(Comment("a", "Same on 0.18."), Comment("b", "I can reproduce it."),
+                            Comment("a", later)))
+    assert extract_repro(issue).found
+    assert len(calls) <= 3  # body and two author comments; the other's comment is not needed

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 
-from bot.classify import Locations, same_location
 from bot.models import (
     FAILURE_OUTCOMES,
     INCONCLUSIVE_OUTCOMES,
@@ -36,6 +35,7 @@ from bot.models import (
     Reported,
     Verdict,
 )
+from bot.tracebacks import Locations, same_location
 
 TVM_SIDE = frozenset({Outcome.INTERNAL_ERROR, Outcome.TVM_ERROR})
 # Outcomes that point at TVM (or at the result TVM computed), not at the script's own code.
@@ -127,9 +127,13 @@ _TIME_RE = re.compile(r"\[\d{2}:\d{2}:\d{2}\]")
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# A signature is one line; past this length it is noise (and every regex here stays cheap).
+_MAX_SIGNATURE = 2000
+
+
 def error_type(signature: str) -> str:
     """The exception's short type named in a signature ("" if none)."""
-    m = _TYPE_RE.search(signature)
+    m = _TYPE_RE.search(signature[:_MAX_SIGNATURE])
     if not m:
         return ""
     short = m.group(1).rsplit(".", 1)[-1]
@@ -139,7 +143,7 @@ def error_type(signature: str) -> str:
 
 def key_words(signature: str) -> frozenset[str]:
     """The words of a signature that identify it (numbers, paths, addresses dropped)."""
-    s = _TIME_RE.sub(" ", signature)
+    s = _TIME_RE.sub(" ", signature[:_MAX_SIGNATURE])
     s = _PATH_RE.sub(" ", s)
     s = _HEX_RE.sub(" ", s)
     s = _NUM_RE.sub(" ", s)

@@ -215,6 +215,9 @@ class Classification:
     # Extra explanation for the comment, e.g. "`tvm.relay` was removed (Relax replaces it)".
     detail: str = ""
     evidence: tuple[str, ...] = ()
+    # A crash outside TVM: the frames that matter (innermost first, interpreter internals
+    # dropped), for the comment to show instead of the whole native backtrace.
+    frames: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.builds import BuildInfo
-from bot.classify import account_for_absent_device, classify
+from bot.classify import account_for_absent_device, account_for_import_only, classify
 from bot.compare import compare
 from bot.models import (
     Classification,
@@ -52,6 +52,7 @@ def conclude(
         cls = classify(run, script=repro.script, needs=the_plan.needs, environment=environment)
     reported = parse_reported(issue, repro)
     cls = account_for_absent_device(cls, reported, the_plan.needs, environment)
+    cls = account_for_import_only(cls, repro.script, issue.title, reported)
     comparison = compare(reported, cls)
     verdict = comparison.verdict
     if cls.outcome == Outcome.INFRA_ERROR:

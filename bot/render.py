@@ -244,7 +244,7 @@ def _body(t: Triage) -> list[str]:
     cls = t.classification
     out: list[str] = []
     if t.outcome == Outcome.NO_REPRO:
-        reason = (t.repro.reason or "").strip()
+        reason = (cls.detail or t.repro.reason or "").strip()  # a fragment's reason: classify
         out.append(prose(reason) if reason else "The bot found no runnable Python script in this issue.")
         if NO_REPRO_ASK not in reason and "minimal" not in reason.lower():
             out.append(NO_REPRO_ASK)
@@ -262,6 +262,8 @@ def _body(t: Triage) -> list[str]:
     detail = cls.detail.strip()
     if detail and not any(rx.fullmatch(detail) for _, rx in _RESTATING_DETAILS):
         out.append(prose(detail))
+    if cls.frames:  # a crash outside TVM: the frames that matter, not the whole backtrace
+        out.append(code_block("\n".join(cls.frames)))
     reported = _reported_line(t)
     if reported:
         out.append(reported)

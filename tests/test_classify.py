@@ -23,7 +23,7 @@ from bot.classify import (
     pass_names,
 )
 from bot.compare import compare
-from bot.models import Issue, Outcome, Repro, RunResult, Verdict
+from bot.models import Issue, Outcome, Reported, Repro, RunResult, Verdict
 from bot.reported import parse_reported
 
 NO_GPU = {"gpu": "", "cuda_enabled": "false"}
@@ -132,7 +132,38 @@ SCRIPTS: dict[str, str] = {
     """,
     "name_error": """
         import tvm
-        y = undefined_name + 1
+        y = used_before_assignment + 1  # bound below: the script's own bug, not a fragment
+        used_before_assignment = 1
+    """,
+    # A fragment: the reporter's model-building code is not in the issue.
+    "fragment_relax_build": """
+        import tvm
+        from tvm import relax
+        from tvm.relax.frontend import nn
+        ex = relax.build(mod, target="llvm")
+        vm = relax.VirtualMachine(ex, tvm.cpu())
+        print(vm["main"](data, *params))
+    """,
+    # A fragment whose NameError the script itself catches: it passes, says nothing.
+    "fragment_caught": """
+        import tvm
+        try:
+            lib = tvm.compile(onnx_mod, target="llvm")
+        except Exception as err:
+            print("compile failed:", err)
+    """,
+    # Imports, a version print, and nothing else.
+    "imports_only": """
+        import numpy as np
+        import tvm
+        from tvm import relax
+        print(tvm.__version__)
+    """,
+    # A method body pasted alone.
+    "method_body": """
+        import tvm
+        out = tvm.relax.op.nn.relu(x)
+        return out
     """,
     "syntax_error": """
         import tvm
@@ -266,8 +297,23 @@ REAL_TABLE = [
     ("tvm_var", Outcome.API_MISMATCH, "module 'tvm' has no attribute 'var'", "tvm.te.var"),
     ("tvm_gpu", Outcome.API_MISMATCH, "has no attribute 'gpu'", "tvm.cuda"),
     ("struct_info", Outcome.API_MISMATCH, "TensorStructInfo", "tvm.relax.TensorType"),
-    ("name_error", Outcome.PYTHON_ERROR, "NameError: name 'undefined_name' is not defined", ""),
+    (
+        "name_error",
+        Outcome.PYTHON_ERROR,
+        "NameError: name 'used_before_assignment' is not defined",
+        "",
+    ),
     ("syntax_error", Outcome.PYTHON_ERROR, "SyntaxError", ""),
+    (
+        "fragment_relax_build",
+        Outcome.NO_REPRO,
+        "NameError: name 'mod' is not defined",
+        "uses `mod`, `data`, `params` that the issue never defines",
+    ),
+    ("fragment_caught", Outcome.NO_REPRO, "onnx_mod", "uses `onnx_mod` that the issue never"),
+    # classify alone cannot know what the report is about: account_for_import_only decides.
+    ("imports_only", Outcome.PASSED, "exit code 0", ""),
+    ("method_body", Outcome.NO_REPRO, "'return' outside function", "the body of a function"),
     ("script_type_error", Outcome.PYTHON_ERROR, "TypeError: object of type 'int' has no len()", ""),
     ("passes_with_warnings", Outcome.PASSED, "exit code 0", ""),
     (
@@ -289,7 +335,7 @@ def test_real_run_is_classified(
     runs: dict[str, RunResult], name: str, outcome: Outcome, sig: str, detail: str
 ) -> None:
     run = runs[name]
-    cls = classify(run, script=SCRIPTS[name], environment=NO_GPU)
+    cls = classify(run, script=textwrap.dedent(SCRIPTS[name]), environment=NO_GPU)
     assert cls.outcome == outcome, (cls, run.stderr_tail[-2000:])
     assert sig in cls.signature
     assert detail in cls.detail
@@ -823,3 +869,121 @@ def test_a_pass_without_the_device_cannot_speak_for_a_runtime_failure(reported, 
     assert passed.outcome == Outcome.PASSED
     rep = Reported(reported, "Segmentation fault") if reported else None
     assert account_for_absent_device(passed, rep, needs, env).outcome == outcome
+
+
+# ------------------------------------------------------------------------------------------
+# No device runtime on this worker is no TVM error (whatever the script's detected needs).
+
+_NO_RUNTIME = [
+    "RuntimeError: CUDA runtime is not linked into this build",
+    "tvm.error.InternalError: Check failed: (allow_missing) is false: Device API cuda is not "
+    "enabled.",
+    "RuntimeError: No CUDA GPUs are available",
+    "RuntimeError: no CUDA-capable device is detected",
+    "ValueError: Target rocm is not enabled",
+    "tvm._ffi.base.TVMError: Vulkan runtime is not enabled in this build",
+    "RuntimeError: OpenCL runtime not available: no OpenCL platforms found",
+    "TVMError: Metal runtime is not linked",
+]
+
+
+@pytest.mark.parametrize("message", _NO_RUNTIME)
+@pytest.mark.parametrize("needs", [(), ("cuda",)])
+def test_an_absent_device_runtime_is_needs_gpu(message: str, needs: tuple[str, ...]) -> None:
+    stderr = _TB + '  File "/opt/venv/lib/python3.11/site-packages/tvm/runtime/x.py", line 3\n'
+    cls = classify(_tvm_run(stderr + message + "\n"), script="import tvm\n", needs=needs,
+                   environment=NO_GPU)
+    assert cls.outcome == Outcome.NEEDS_GPU, cls
+    # ... also when TVM's check aborted the process, and with no traceback at all.
+    abort = RunResult(exit_code=None, signal=6, seconds=1.0, stderr_tail=(
+        "terminate called after throwing an instance of 'tvm::runtime::InternalError'\n"
+        f"  what():  {message}\n"))
+    assert classify(abort, needs=needs, environment=NO_GPU).outcome == Outcome.NEEDS_GPU
+    bare = RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=f"[12:00:00] {message}\n")
+    assert classify(bare, needs=needs, environment=NO_GPU).outcome == Outcome.NEEDS_GPU
+
+
+def test_a_warning_about_cuda_does_not_hide_a_real_crash() -> None:
+    run = RunResult(exit_code=None, signal=11, seconds=1.0, stderr_tail=(
+        "UserWarning: CUDA initialization: Found no NVIDIA driver on your system.\n"
+        "Fatal Python error: Segmentation fault\n"))
+    assert classify(run).outcome == Outcome.CRASH
+
+
+# ------------------------------------------------------------------------------------------
+# A crash with no TVM frame: still a crash, and the comment shows where it faults.
+
+_CTYPES_CRASH = """Fatal Python error: Segmentation fault
+
+Current thread 0x00007f3a1c8a9740 (most recent call first):
+  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at
+  File "/tmp/run/repro.py", line 7 in read_buffer
+  File "/tmp/run/repro.py", line 12 in <module>
+  File "<frozen runpy>", line 88 in _run_code
+
+Current thread's C stack trace (most recent call first):
+  Binary file "/usr/lib/x86_64-linux-gnu/libc.so.6", at __memmove_avx_unaligned_erms+0x7a
+  Binary file "/usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so", at +0x9d52
+  Binary file "/usr/lib/x86_64-linux-gnu/libffi.so.8", at ffi_call_unix64+0x55
+  Binary file "/usr/bin/python3.11", at _PyObject_MakeTpCall+0x87
+  Binary file "/usr/bin/python3.11", at _PyEval_EvalFrameDefault+0x6a3
+  Binary file "/usr/bin/python3.11", at PyEval_EvalCode+0x97
+  Binary file "/usr/bin/python3.11", at _start+0x25
+"""
+
+
+def test_a_crash_outside_tvm_names_the_frames_that_matter() -> None:
+    run = RunResult(exit_code=None, signal=11, seconds=1.0, stderr_tail=_CTYPES_CRASH)
+    cls = classify(run, script="import ctypes\n")
+    assert cls.outcome == Outcome.CRASH
+    assert "outside TVM" in cls.detail
+    assert "repro.py:7 in read_buffer" in cls.detail
+    assert cls.frames and any("ctypes" in f for f in cls.frames)
+    assert not any("_PyEval" in f or "PyEval_EvalCode" in f or "_start" in f for f in cls.frames)
+    assert len(cls.frames) <= 5
+
+
+def test_a_crash_inside_tvm_keeps_its_plain_detail() -> None:
+    stderr = (
+        "!!!!!!! Segfault encountered !!!!!!!\n"
+        '  File "./../src/relax/transform/fuse_ops.cc", line 0, in tvm::relax::FuseMutator::Visit\n'
+        "Fatal Python error: Segmentation fault\n"
+    )
+    cls = classify(RunResult(exit_code=None, signal=11, seconds=1.0, stderr_tail=stderr))
+    assert cls.outcome == Outcome.CRASH and "outside TVM" not in cls.detail and not cls.frames
+
+
+@pytest.mark.parametrize(
+    ("title", "reported", "outcome"),
+    [
+        # Imports lifted from a traceback, for a report about a compile error: no repro.
+        ("[Bug] FuseOps fails on a conv2d + relu", Reported(Outcome.TVM_ERROR, "TVMError: x"),
+         Outcome.NO_REPRO),
+        ("[Relax] wrong output of softmax", None, Outcome.NO_REPRO),
+        # A report about importing: "it imports fine here" is the answer.
+        ("[Bug] Failed to import tvm.relax after building from source",
+         Reported(Outcome.API_MISMATCH, "AttributeError: x"), Outcome.PASSED),
+        ("[Bug] segfault on startup", Reported(Outcome.MISSING_DEPENDENCY,
+         "ModuleNotFoundError: No module named 'tvm_ffi'"), Outcome.PASSED),
+    ],
+)
+def test_a_passing_import_only_script(title: str, reported: Reported | None, outcome: Outcome):
+    from bot.classify import account_for_import_only
+
+    script = "import numpy as np\nimport tvm\nfrom tvm import relax\nprint(tvm.__version__)\n"
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="0.27.0\n")
+    cls = account_for_import_only(classify(run, script=script), script, title, reported)
+    assert cls.outcome == outcome
+    if outcome == Outcome.NO_REPRO:
+        assert "only imports `numpy`, `tvm`" in cls.detail
+
+
+def test_a_forgotten_import_is_the_scripts_own_error_not_a_fragment() -> None:
+    script = 'a = tir.Var("a", "int32")\nana = tvm.arith.Analyzer()\nprint(T.max(a, a))\n'
+    stderr = (
+        'Traceback (most recent call last):\n  File "/w/repro.py", line 1, in <module>\n'
+        "NameError: name 'tir' is not defined. Did you mean: 'dir'?\n"
+    )
+    cls = classify(RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=stderr),
+                   script=script)
+    assert cls.outcome == Outcome.PYTHON_ERROR

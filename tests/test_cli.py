@@ -107,10 +107,23 @@ def test_tvm_error_different_from_reported_crash(tmp_path: Path):
 
 
 def test_python_error_in_the_script(tmp_path: Path):
-    script = "import tvm\nprint(undefined_name_in_script)\n"
+    script = "import tvm\nshape = (1, 3)\nprint(len(shape[0]))\n"
     r = triage(tmp_path, issue("[Bug] x", script, "Segmentation fault (core dumped)"))
     assert r["outcome"] == "python-error"
     assert r["verdict"] == "different-failure"
+
+
+def test_a_fragment_is_an_incomplete_repro_and_the_comment_asks_for_the_rest(tmp_path: Path):
+    script = (
+        "import tvm\nfrom tvm import relax\n"
+        "mod = relax.transform.LegalizeOps()(onnx_mod)\n"
+        "ex = relax.build(mod, target='llvm')\n"
+    )
+    r = triage(tmp_path, issue("[Bug] LegalizeOps fails on my model", script, "it fails"))
+    assert r["outcome"] == "no-repro"
+    assert r["verdict"] == "inconclusive"
+    assert "`onnx_mod` that the issue never defines" in r["comment"]
+    assert "Please add the code that defines it" in r["comment"]
 
 
 def test_old_api_is_api_mismatch_and_inconclusive(tmp_path: Path):
@@ -173,11 +186,22 @@ def test_memory_limit_is_resource_limit(tmp_path: Path):
 
 
 def test_passing_script_is_not_reproduced(tmp_path: Path):
-    script = "import tvm\nprint(tvm.__version__)\n"
-    r = triage(tmp_path, issue("[Bug] version crash", script, "Check failed: (x) is false"))
+    script = (
+        "import numpy as np\nimport tvm\n"
+        "a = tvm.runtime.tensor(np.ones(3, 'float32'))\nprint(a.numpy().sum())\n"
+    )
+    r = triage(tmp_path, issue("[Bug] tensor crash", script, "Check failed: (x) is false"))
     assert r["outcome"] == "passed"
     assert r["verdict"] == "not-reproduced"
     assert r["run"]["exit_code"] == 0
+
+
+def test_an_import_only_script_is_never_not_reproduced(tmp_path: Path):
+    script = "import tvm\nprint(tvm.__version__)\n"
+    r = triage(tmp_path, issue("[Bug] version crash", script, "Check failed: (x) is false"))
+    assert r["outcome"] == "no-repro"
+    assert r["verdict"] == "inconclusive"
+    assert "only imports `tvm`" in r["comment"]
 
 
 def test_no_script_asks_for_one(tmp_path: Path):

@@ -218,7 +218,7 @@ PLACES: dict[str, tuple[Place, Outcome | None]] = {
         Outcome.NO_REPRO,
     ),
     "attachment name": (
-        lambda h: triage(f"See [{one_line(h).replace(']', '')}]"
+        lambda h: triage(f"See [{one_line(h).replace(']', '').replace('[', '')}]"
                          "(https://github.com/user-attachments/files/1/repro.zip)\n", None),
         Outcome.NO_REPRO,
     ),

@@ -621,3 +621,48 @@ def test_an_attribute_error_wrapped_over_two_lines():
             "AttributeError: module 'tvm.relay' has no\n    attribute 'RandomModel'\n```\n")
     rep = parse_reported(Issue(title="[Bug] x", body=body, author="a"), Repro(found=False))
     assert rep is not None and rep.outcome == Outcome.API_MISMATCH
+
+
+# A title about wrong numbers + a script that ends in its own result check: wrong-result, even
+# when the text quotes a warning or an unrelated error on the way.
+_CHECKED_SCRIPT = """import numpy as np
+import tvm
+from tvm import relax
+ex = relax.build(Model, target="llvm")
+vm = relax.VirtualMachine(ex, tvm.cpu())
+out = vm["main"](tvm.runtime.tensor(x)).numpy()
+np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+"""
+
+
+@pytest.mark.parametrize(
+    ("title", "outcome"),
+    [
+        ("[Bug] Wrong predictions from a relax-compiled conv2d + batch_norm on llvm", "wrong"),
+        ("[Relax] wrong result of R.nn.softmax with axis=-1", "wrong"),
+        ("Incorrect output values after FuseOps with float16", "wrong"),
+        ("[Bug] relax.build crashes with a segfault in FuseOps", "not-wrong"),
+    ],
+)
+def test_a_wrong_result_title_and_a_checked_script(title: str, outcome: str) -> None:
+    from bot.models import Issue, Outcome, Repro
+
+    body = (
+        "### Actual behavior\n\nUserWarning: some attributes were ignored (TypeError: x)\n\n"
+        f"```python\n{_CHECKED_SCRIPT}```\n"
+    )
+    rep = parse_reported(Issue(title, body, "me"), Repro(True, _CHECKED_SCRIPT))
+    assert rep is not None
+    if outcome == "wrong":
+        assert rep.outcome == Outcome.WRONG_RESULT, rep
+    else:
+        assert rep.outcome != Outcome.WRONG_RESULT, rep
+
+
+def test_old_nnvm_and_topi_imports_are_tvm_names_for_the_reporter_too() -> None:
+    from bot.models import Issue, Outcome, Repro
+
+    for mod in ("nnvm", "topi", "nnvm.compiler"):
+        body = f"Running it gives\n\n```\nModuleNotFoundError: No module named '{mod}'\n```\n"
+        rep = parse_reported(Issue("old script fails", body, "me"), Repro(False))
+        assert rep is not None and rep.outcome == Outcome.API_MISMATCH, (mod, rep)

@@ -1,0 +1,311 @@
+"""Is the script a whole program, or a fragment of one?
+
+Pure static analysis with :mod:`ast` (never a regex over code):
+
+* :func:`unbound_names` — the names a script reads but never binds anywhere: not at module
+  level, not in any function or class, not as a parameter, loop target, ``import``, ``with ..
+  as``, ``except .. as``, comprehension variable, walrus target, ``match`` capture, ``global``
+  or ``del``; not a builtin, not a module dunder (``__file__``), and not a module's usual name
+  (``tvm``, ``tir``, ``np``: a forgotten import is the script's own slip, not a missing part). A script that reads ``mod``
+  and never builds it is a fragment of a longer program (a function body pasted alone, a
+  snippet after the model was built). ``sure`` is false when the script can bind names the
+  analysis cannot see (``from x import *``, ``exec``, ``globals()``, ``setattr`` on a module,
+  ``builtins.x = ...``): then only the run's own ``NameError`` can tell.
+* :func:`imports_only` — a script that only imports (and maybe prints versions): it runs
+  nothing that could show a bug.
+
+:mod:`bot.classify` combines these with what the run did.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import dataclass
+
+from bot.vocabulary import MODULE_ALIASES
+
+_WORD_RE = re.compile(r"[A-Za-z_]\w*")
+
+# Names a script run as ``python repro.py`` has without binding them.
+_MODULE_DUNDERS = frozenset(
+    {
+        "__file__",
+        "__name__",
+        "__doc__",
+        "__spec__",
+        "__loader__",
+        "__package__",
+        "__builtins__",
+        "__annotations__",
+        "__cached__",
+        "__dict__",
+        "__class__",  # implicit in methods
+        "__debug__",
+        "__path__",
+    }
+)
+# Names of another Python or an interactive shell: a NameError on one is the script's own
+# (it targets Python 2, or a notebook), not a missing part of the repro.
+_OTHER_PYTHON_NAMES = frozenset(
+    {
+        "xrange",
+        "unicode",
+        "basestring",
+        "long",
+        "raw_input",
+        "reduce",
+        "unichr",
+        "execfile",
+        "file",
+        "reload",
+        "cmp",
+        "buffer",
+        "apply",
+        "intern",
+        "coerce",
+        "get_ipython",
+        "display",
+        "In",
+        "Out",
+    }
+)
+_BUILTINS = frozenset(dir(builtins)) | {"exit", "quit", "copyright", "credits", "license"}
+# Calls that bind names the analysis cannot see.
+_DYNAMIC_CALLS = frozenset({"exec", "eval", "globals", "locals", "vars", "execfile", "__import__"})
+
+
+@dataclass(frozen=True)
+class Unbound:
+    """Names a script reads and never binds, in the order of their first use."""
+
+    names: tuple[str, ...] = ()
+    # Read by a statement that runs when the module runs (not only inside a function body).
+    module_level: tuple[str, ...] = ()
+    # False when the script may bind names dynamically (star import, exec, globals(), ...).
+    sure: bool = True
+    # String constants of the script (a dynamically bound name may be spelled in one).
+    strings: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+
+class _Scan(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.loads: list[tuple[str, bool]] = []  # (name, at module level)
+        self.dynamic = False
+        self.strings: set[str] = set()
+        self._depth = 0  # function/lambda nesting: 0 = runs when the module runs
+
+    # Bindings -------------------------------------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.loads.append((node.id, self._depth == 0))
+        else:  # Store, Del: a del implies the name was bound
+            self.bound.add(node.id)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        if not isinstance(node, ast.Lambda):
+            self.bound.add(node.name)
+            for d in node.decorator_list:
+                self.visit(d)
+        args = node.args
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if a is not None:
+                self.bound.add(a.arg)
+                if a.annotation is not None:
+                    self._annotation(a.annotation)
+        if not isinstance(node, ast.Lambda) and node.returns is not None:
+            self._annotation(node.returns)
+        for default in (*args.defaults, *args.kw_defaults):
+            if default is not None:
+                self.visit(default)
+        self._depth += 1
+        body = node.body if isinstance(node.body, list) else [node.body]
+        for stmt in body:
+            self.visit(stmt)
+        self._depth -= 1
+
+    def _annotation(self, node: ast.expr) -> None:
+        # Annotations are often never evaluated (``from __future__ import annotations``,
+        # TVMScript reads them itself): their names count, but not as module-level reads.
+        self._depth += 1
+        self.visit(node)
+        self._depth -= 1
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.visit(node.target)
+        self._annotation(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+    visit_Lambda = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bound.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self.bound.add(a.asname or a.name.split(".")[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for a in node.names:
+            if a.name == "*":
+                self.dynamic = True
+            else:
+                self.bound.add(a.asname or a.name)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.bound.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.bound.update(node.names)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.bound.add(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.name:
+            self.bound.add(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name:
+            self.bound.add(node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        if node.rest:
+            self.bound.add(node.rest)
+        self.generic_visit(node)
+
+    # Dynamic binding --------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in _DYNAMIC_CALLS:
+            self.dynamic = True
+        if isinstance(f, ast.Name) and f.id == "setattr" and node.args:
+            self.dynamic = True
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        # builtins.x = ..., sys.modules[...], __builtins__.x = ...
+        if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and (
+            node.value.id in {"builtins", "__builtins__", "__main__"}
+        ):
+            self.dynamic = True
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and len(node.value) < 200:
+            self.strings.add(node.value)
+
+
+def _parse(script: str) -> ast.Module | None:
+    try:
+        return ast.parse(script)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def unbound_names(script: str) -> Unbound:
+    """The names ``script`` reads and never binds anywhere (see the module docstring)."""
+    tree = _parse(script)
+    if tree is None:
+        return Unbound(sure=False)
+    scan = _Scan()
+    try:
+        scan.visit(tree)
+    except RecursionError:
+        return Unbound(sure=False)
+    known = scan.bound | _BUILTINS | _MODULE_DUNDERS | _OTHER_PYTHON_NAMES
+    names: list[str] = []
+    module_level: list[str] = []
+    for name, top in scan.loads:
+        if name in known or (name.startswith("__") and name.endswith("__")):
+            continue
+        if name in MODULE_ALIASES:  # a forgotten import: the script's own slip
+            continue
+        if name not in names:
+            names.append(name)
+        if top and name not in module_level:
+            module_level.append(name)
+    return Unbound(
+        tuple(names), tuple(module_level), sure=not scan.dynamic, strings=frozenset(scan.strings)
+    )
+
+
+def never_bound(script: str, name: str) -> bool:
+    """The script reads ``name`` and binds it nowhere, not even dynamically (a star import
+    cannot have bound it when the run raised ``NameError`` for it; an ``exec`` or
+    ``globals()[...]`` that spells it may have)."""
+    u = unbound_names(script)
+    if name not in u.names:
+        return False
+    return u.sure or not any(name in _WORD_RE.findall(s) for s in u.strings)
+
+
+# --------------------------------------------------------------------------------------------
+# Import-only scripts
+
+# Calls an environment check makes without running anything that could show a bug.
+_HARMLESS_CALLS = frozenset(
+    {"print", "str", "repr", "dir", "type", "len", "hasattr", "getattr", "vars", "id", "format"}
+)
+
+
+def _harmless_expr(node: ast.expr) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            if not (isinstance(f, ast.Name) and f.id in _HARMLESS_CALLS) and not (
+                isinstance(f, ast.Attribute)
+                and f.attr in {"append", "insert", "filterwarnings", "simplefilter", "format"}
+            ):
+                return False
+        elif isinstance(sub, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
+            return False
+    return True
+
+
+def _harmless_stmt(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return _harmless_expr(stmt.value)
+    if isinstance(stmt, ast.Assign):
+        # os.environ["X"] = "1", TVM_HOME = "/opt/tvm"
+        return isinstance(stmt.value, ast.Constant) and all(
+            isinstance(t, (ast.Name, ast.Subscript, ast.Attribute)) for t in stmt.targets
+        )
+    if isinstance(stmt, ast.Try):
+        return all(_harmless_stmt(s) for s in (*stmt.body, *stmt.orelse, *stmt.finalbody)) and all(
+            _harmless_stmt(s) for h in stmt.handlers for s in h.body
+        )
+    if isinstance(stmt, ast.If):
+        return all(_harmless_stmt(s) for s in (*stmt.body, *stmt.orelse))
+    return False
+
+
+def imports_only(script: str) -> tuple[str, ...]:
+    """The modules a script imports when importing (plus printing) is all it does; ``()``
+    when it does anything more (or imports nothing, or does not parse)."""
+    tree = _parse(script)
+    if tree is None or not tree.body:
+        return ()
+    if not all(_harmless_stmt(s) for s in tree.body):
+        return ()
+    mods: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            mods.append(node.module)
+    return tuple(dict.fromkeys(mods))

@@ -1,0 +1,441 @@
+"""The failure vocabulary: what words in a run's output, or in a report, mean.
+
+One table of text knowledge read by both :mod:`bot.classify` (what the run printed) and
+:mod:`bot.reported` (what the reporter pasted), so the two read a failure by the same rules:
+crash signals and their words, "the device is absent" messages, import and attribute errors
+about TVM names (``tvm.*``, and the packages TVM once shipped: ``nnvm``, ``topi``, ``vta``),
+which exception types are the script's own, wrong-result words, and the issue template's
+section headings and boilerplate.
+
+Pure: constants, compiled patterns (each linear in its input: bounded repetitions, no nested
+quantifiers that can backtrack over a whole line) and small functions over strings.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --------------------------------------------------------------------------------------------
+# Crashes
+
+# Signals that mean the process crashed (not killed by us).
+CRASH_SIGNALS: dict[int, str] = {
+    4: "Illegal instruction",
+    5: "Trace/breakpoint trap",
+    6: "Aborted",
+    7: "Bus error",
+    8: "Floating point exception",
+    11: "Segmentation fault",
+}
+SIGNAL_NAMES: dict[int, str] = {
+    4: "SIGILL",
+    5: "SIGTRAP",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    15: "SIGTERM",
+}
+FATAL_RE = re.compile(
+    r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|"
+    r"Illegal instruction)"
+)
+FATAL_TO_SIGNAL = {name: sig for sig, name in CRASH_SIGNALS.items()}
+
+# faulthandler's frame line ("  File "x.py", line 5 in f"): no comma before "in".
+FAULTHANDLER_FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+ in \S')
+CRASH_CONTEXT_RE = re.compile(
+    r"free\(\)|double free|corrupted|malloc\(\)|munmap_chunk|terminate called|"
+    r"what\(\):|Check failed|Fatal Python error|Segmentation fault|core dumped|"
+    r"stack smashing|AddressSanitizer|heap-buffer-overflow|Segfault encountered|"
+    r"Aborted|Bus error|Floating point exception|Illegal instruction",
+)
+
+# --------------------------------------------------------------------------------------------
+# TVM's own words
+
+BACKTRACE_NOTE = "note: run with `TVM_BACKTRACE=1`"
+
+# --------------------------------------------------------------------------------------------
+# The device the script wants is absent
+
+# The device the script wants is absent on this worker.
+DEVICE_ABSENT_RE = re.compile(
+    r"Device ?API (?:cuda|rocm|vulkan|metal|opencl|gpu) is not enabled"
+    r"|Device type (?:cuda|rocm|vulkan|metal|opencl|gpu) is not enabled"
+    r"|no CUDA-capable device"
+    # A TVM (or framework) built without the device's runtime or code generator.
+    r"|\b(?:CUDA|ROCm|HIP|Vulkan|OpenCL|Metal|NVRTC|cuDNN|cuBLAS) (?:runtime |support |backend )?"
+    r"(?:is )?not (?:linked|enabled|available|built|compiled|included)"
+    r"|\bTarget (?:cuda|rocm|vulkan|metal|opencl|nvptx) is not enabled"
+    r"|\btarget\.build\.(?:cuda|rocm|vulkan|metal|opencl|nvptx)\b"
+    r"|\bno (?:CUDA |ROCm |HIP |Vulkan |OpenCL |Metal )?(?:GPUs?|devices?) (?:is |are |was |were )?"
+    r"(?:available|found|detected|present)"
+    r"|\bno (?:CUDA|ROCm|HIP|Vulkan|OpenCL|Metal|GPU)[\w -]{0,20} (?:devices?|GPUs?|platforms?) "
+    r"(?:is |are |was |were )?(?:available|found|detected|present)"
+    r"|VK_ERROR_INCOMPATIBLE_DRIVER|VK_ERROR_INITIALIZATION_FAILED"
+    r"|CL_PLATFORM_NOT_FOUND_KHR|No OpenCL platform|clGetPlatformIDs[^\n]{0,40}-1001"
+    r"|MTLCreateSystemDefaultDevice[^\n]{0,40}(?:nil|null|failed)"
+    r"|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|hipErrorNoDevice"
+    r"|Found no NVIDIA driver|NVIDIA driver on your system is too old"
+    r"|CUDA driver version is insufficient"
+    r"|Torch not compiled with CUDA enabled"
+    r"|lib(?:cuda|cudart|nvrtc|cublas|cudnn|nvinfer|amdhip64|vulkan|OpenCL)[\w.\-]{0,40}: cannot open shared object"
+    r"|(?:cannot|can't|could not|unable to) find[^\n]{0,40}\b(?:cuda|nvcc|rocm|hip|vulkan|opencl|gpu)\b"
+    r"|CUDA_ERROR_(?:NOT_INITIALIZED|INVALID_DEVICE|NO_DEVICE)|cudaErrorInsufficientDriver"
+    r"|cudaErrorInitializationError|CUDA: initialization error"
+    r"|No such file or directory: '(?:nvcc|nvidia-smi|hipcc|rocm-smi)'"
+    r"|\b(?:cuda|gpu|rocm|vulkan|opencl|metal|nvcc|hipcc)\b[^\n]{0,40}\b(?:is |are )?(?:not available|unavailable|"
+    r"not enabled|not found|not detected|not present|does not exist|doesn't exist)",
+    re.IGNORECASE,
+)
+# Every device-absent message holds one of these (lower-cased): a cheap test first, since the
+# full pattern (case-insensitive, many alternatives) costs ~100x more per line.
+_DEVICE_HINT_RE = re.compile(
+    r"cuda|gpu|rocm|vulkan|opencl|metal|nvcc|nvptx|hip|nvidia|driver|device|vk_error|cl_platform"
+    r"|clgetplatformids|nvrtc|cudnn|cublas|nvinfer"
+)
+
+
+# ... and one of these words of absence (a flood of "cuda gpu cuda gpu" has none).
+_ABSENCE_HINT_RE = re.compile(
+    r"not |n't|no |no_|nodevice|unavailable|too old|insufficient|cannot|can't|could not|unable"
+    r"|initialization|_error|error_|target\.build|platform|-1001|mtlcreate"
+)
+# Longer than this, a line is not one of these messages: only its start is read.
+_DEVICE_LINE_MAX = 8192
+
+
+def device_absent(text: str) -> bool:
+    """``text`` says the device the script wants (or its runtime) is absent here. Cheap tests
+    first: the full pattern (case-insensitive, many alternatives) costs ~100x more per
+    character, so it runs only on text that has both a device word and a word of absence."""
+    low = text.lower()
+    if not _DEVICE_HINT_RE.search(low) or not _ABSENCE_HINT_RE.search(low):
+        return False
+    if len(text) <= _DEVICE_LINE_MAX:
+        return bool(DEVICE_ABSENT_RE.search(text))
+    return any(
+        DEVICE_ABSENT_RE.search(line[:_DEVICE_LINE_MAX]) for line in text.split("\n")
+    )
+
+
+# A device-absent line that is the failure itself (an exception, an abort's message), not a
+# warning printed on the way (torch's "UserWarning: CUDA initialization: ...").
+DEVICE_FAILURE_LINE_RE = re.compile(r"Error|Exception|what\(\):|Check failed|terminate called")
+DEVICE_WORD_RE = re.compile(r"\b(?:cuda|gpu|rocm|vulkan|opencl|metal|nvcc)\b", re.IGNORECASE)
+EXIST_CHECK_RE = re.compile(r"\.exist\b|is_available\(\)|device_count\(\)")
+
+# --------------------------------------------------------------------------------------------
+# Wrong results
+
+# Words that say "the numbers are wrong".
+WRONG_RESULT_RE = re.compile(
+    r"mismatch|not equal|not close|are not (?:the )?same|differ|"
+    r"wrong (?:result|output|answer|value)|incorrect (?:result|output|value|answer)|"
+    r"inconsistent|results? (?:do not|don't) match",
+    re.IGNORECASE,
+)
+TESTING_PATH_RE = re.compile(r"numpy/testing/|/tvm/testing/|torch/testing/|/unittest/case\.py")
+TESTING_MSG_RE = re.compile(
+    r"Mismatched elements|Not equal to tolerance|Arrays are not (?:almost )?equal|"
+    r"Items are not equal|Tensor-likes are not (?:close|equal)|Scalars are not (?:close|equal)",
+)
+
+# --------------------------------------------------------------------------------------------
+# Import and attribute errors: TVM's names, other packages
+
+# Packages that once shipped with TVM itself (``import nnvm``, ``import topi``): a script that
+# imports one targets an old TVM, not a missing third-party package.
+HISTORIC_TVM_PACKAGES = frozenset({"nnvm", "topi", "vta"})
+
+
+def is_tvm_name(name: str) -> bool:
+    """``tvm``, ``tvm.*``, ``tvm_ffi*``, and the packages TVM once shipped (``nnvm``, ``topi``,
+    ``vta``): a failed import of one means "another TVM", never "install a package"."""
+    return (
+        name == "tvm"
+        or name.startswith(("tvm.", "tvm_ffi"))
+        or name.split(".")[0] in HISTORIC_TVM_PACKAGES
+    )
+
+
+NO_MODULE_RE = re.compile(r"No module named '([^']+)'")
+CANNOT_IMPORT_RE = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
+MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
+OBJECT_ATTR_RE = re.compile(
+    r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'"
+)
+_SHARED_LIB_MSG = ": cannot open shared object file"
+_SHARED_LIB_NAME_RE = re.compile(r"[\w.+\-]+\.so[\w.]*$")
+
+
+def shared_library(text: str) -> str:
+    """The library a loader error names ("libcudart.so.12: cannot open shared object file"),
+    or "" (looked for in a bounded window before the message: linear in ``text``)."""
+    at = text.find(_SHARED_LIB_MSG)
+    for _ in range(3):  # the first few messages; a flood of them is not a library name
+        if at < 0:
+            break
+        m = _SHARED_LIB_NAME_RE.search(text, max(0, at - 200), at)
+        if m is not None:
+            return m.group(0)
+        at = text.find(_SHARED_LIB_MSG, at + 1)
+    return ""
+
+REQUIRED_RE = re.compile(
+    r"^\s*(?:[\w.]+:\s*)?`?([A-Za-z_][\w.\-]*)`? (?:package )?is required\b"
+    r"|\b(?:pip3?|conda|python3? -m pip) install (?:-U |--upgrade |--user )*['\"`]?([A-Za-z_][\w.\-]*)"
+    r"|\brequires (?:the )?`?([A-Za-z_][\w\-]*)`? (?:package|module|library)\b",
+    re.MULTILINE,
+)
+# Exceptions that are the script's own doing (its code, not TVM), wherever they are printed.
+SCRIPT_ERROR_TYPES = frozenset(
+    {"NameError", "SyntaxError", "IndentationError", "TabError", "UnboundLocalError"}
+)
+WRAPPER_TYPES = frozenset({"DiagnosticError", "ParserError", "TVMError", "RuntimeError"})
+
+
+def required_package(text: str) -> str | None:
+    """The non-TVM package an import error's message asks for ("onnx is required", "pip install
+    onnx"), if any."""
+    for m in REQUIRED_RE.finditer(text):
+        name = next(g for g in m.groups() if g)
+        top = name.split("[")[0].split(".")[0]
+        if top and not is_tvm_name(top) and top.lower() not in {"apache-tvm", "tvm", "it", "this"}:
+            return top
+    return None
+
+
+# A name the code read and nothing bound (Python's NameError).
+NAME_ERROR_RE = re.compile(r"name '([A-Za-z_]\w*)' is not defined")
+# A function's body pasted alone.
+OUTSIDE_FUNCTION_RE = re.compile(r"'(return|yield|await|nonlocal)' outside (?:async )?function")
+
+NO_SUCH_FILE_RE = re.compile(r"No such file or directory: '([^']+)'")
+
+
+# --------------------------------------------------------------------------------------------
+# What reporters write: crash, hang, memory, wrong-result, failure and success words (ranked:
+# lower is more specific), TVM's diagnostics, the issue template's headings and boilerplate.
+
+CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (
+        0,
+        re.compile(
+            r"(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate)\(\): [^\n]+"
+            r"|double free or corruption[^\n]*"
+            r"|corrupted (?:size vs\. prev_size|double-linked list|top size)[^\n]*"
+            r"|stack smashing detected"
+            r"|terminate called after throwing an instance of[^\n]*"
+            r"|AddressSanitizer: [\w-]+[^\n]*"
+        ),
+    ),
+    (
+        1,
+        re.compile(
+            r"Fatal Python error: (?:Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"
+        ),
+    ),
+    (
+        2,
+        re.compile(
+            r"Segmentation fault(?: \(core dumped\))?|Aborted \(core dumped\)"
+            r"|Illegal instruction(?: \(core dumped\))?|Bus error(?: \(core dumped\))?"
+            r"|Floating point exception(?: \(core dumped\))?|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
+            r"|Segfault encountered|^\s*Aborted\s*$"
+        ),
+    ),
+    (
+        3,
+        re.compile(
+            r"(?:exit(?:ed)?|exits|return(?:ed)?|status|code|LASTEXITCODE|returncode|signal|\$\?)"
+            r"[\w ]{0,20}?[:=]?\s*(?:-11|139|134|-6|-4|132|-1073740940|-1073741819|-1073741571"
+            r"|-1073740791|3221226356|3221225477)\b"
+            r"|\b0x[cC]00003(?:74|0[0-9])\b|\b0x[cC]0000005\b|\b0x[cC]00000[fF][dD]\b|\b0x[cC]0000409\b"
+            r"|heap corruption|access violation|interrupted by signal (?:11|6|7|8|4)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        4,
+        re.compile(
+            r"\bseg[ -]?fault(?:s|ed|ing)?\b|\bcore[ -]?dump(?:s|ed)?\b",
+            re.IGNORECASE,
+        ),
+    ),
+)
+# "crashes" alone is loose talk for any failure as often as not: weaker than an error line.
+LOOSE_CRASH_RE = re.compile(r"\bcrash(?:es|ed|ing)?\b|\babort(?:s|ed|ing)?\b", re.IGNORECASE)
+HANG_RE = re.compile(
+    r"\bhangs?\b|\bhanging\b|\bhung\b|\bstuck\b|\binfinite loop\b|\bdeadlock(?:s|ed)?\b"
+    r"|\bnever (?:finish|end|terminate|return|complete|stop|halt)(?:e?s|e?d)?\b|\btime[sd] out\b"
+    r"|\bfreezes\b|\b(?:runs?|running|goes on|going on|compiles?|compiling|continues?) "
+    r"(?:forever|indefinitely|endlessly)\b|\btak(?:es?|ing) (?:forever|an eternity)\b"
+    # runaway compilation: "continuous compilation", "compiles continuously", "endless compile"
+    r"|\b(?:continuous(?:ly)?|endless(?:ly)?|infinite(?:ly)?|never-ending) compil\w*"
+    r"|\bcompil\w* (?:continuously|endlessly|without end)\b",
+    re.IGNORECASE,
+)
+# Runaway memory, with no word about time: the run would hit the worker's memory limit.
+MEMORY_RE = re.compile(
+    r"\bmemory (?:usage |use |consumption |footprint )?(?:keeps?|kept|continues|continued|is|was)?"
+    r" ?(?:slowly |steadily |constantly |rapidly |quickly )?(?:increas|grow|ris|climb|explod)\w*"
+    r"|\b(?:increasing|growing|unbounded|exploding|excessive|huge) memory\b"
+    r"|\b(?:runs?|running|ran|goes|went) out of (?:memory|RAM)\b|\bOOM(?:-killed)?\b"
+    r"|\bout-of-memory\b|\bmemory (?:leak|explosion|blow-?up)s?\b",
+    re.IGNORECASE,
+)
+# "the machine crashed" (under a runaway compile) is not the process crashing.
+MACHINE_CRASH_RE = re.compile(
+    r"\b(?:machine|system|computer|kernel|pc|laptop|server|host|os)(?:'s)? "
+    r"(?:(?:has|had|would|will|eventually|finally) )?(?:crash|abort)\w*\b",
+    re.IGNORECASE,
+)
+NEGATION_RE = re.compile(
+    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b[^.;:]{0,30}$", re.IGNORECASE
+)
+
+CHECK_FAILED_RE = re.compile(r"Check failed:?\s*[^\n`]*")
+INTERNAL_RE = re.compile(r"\b(?:tvm\.error\.)?InternalError\b(?::\s*[^\n`]*)?")
+MISMATCHED_RES = (
+    re.compile(r"Mismatched elements: [^\n]*"),
+    re.compile(
+        r"Not equal to tolerance[^\n]*|Arrays are not (?:almost )?equal|Tensor-likes are not close"
+    ),
+)
+PY2_MODULE_ATTR_RE = re.compile(r"'module' object has no attribute '([^']+)'")
+
+REPORTED_WRONG_RE = re.compile(
+    # "type/shape/signature mismatch" is a compiler check, not a wrong number.
+    r"(?<!type )(?<!dtype )(?<!shape )(?<!signature )(?<!argument )(?<!structural )"
+    r"(?<!struct info )(?<!layout )(?<!arity )(?<!version )(?<!abi )"
+    r"\bmismatch(?:ed|es)?\b(?! (?:types?|shapes?|dtypes?|signatures?|arguments?)\b)"
+    r"|\bincorrect(?:ly)?\b|\bnot correct(?:ly)?\b"
+    # accuracy / precision words ("nn.dense accuracy error", "seems not so accurate")
+    r"|\binaccura(?:te|cy)\b|\baccuracy\b|\bnot (?:\w+ ){0,2}(?:accurate|precise)\b"
+    r"|\bprecision\b(?= (?:errors?|drops?|loss))"
+    r"|\bnumerical(?:ly)? (?:differen(?:ce|t)|error|issue|problem)s?\b"
+    r"|\b(?:results?|outputs?|values?) (?:differ|are different|is different)\b"
+    r"|\b(?:differs?|different|inconsistent) (?:from|with|than) (?:the )?(?:numpy|onnx ?runtime|ort|pytorch|torch|tensorflow|tf|keras|reference|expected)\b"
+    r"|\b(?:onnx ?runtime|ort|numpy|pytorch|torch)(?:'s)? (?:outputs?|results?)\b[^.]{0,30}\bdiffer"
+    r"|\bwrong(?:ly)? (?:results?|outputs?|answers?|values?|IRs?|code|shapes?|index|indices|dtypes?|types?|numbers?)\b"
+    r"|\b(?:is|are|was|were|seems?|looks?|goes|went|gives?|gave|produces?|produced|returns?|returned|gets?|got|outputs?|emits?|generates?|generated)\s+(?:\w+\s+)?wrong(?:ly)?\b"
+    r"|\bm[ue]ssy\b"
+    r"|(?:not|cannot|can't|isn't|aren't|fails? to)\b[^.]{0,60}\bcorrectly\b"
+    r"|\binconsisten(?:t|cy)\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
+    r"|\b(?:result|output|value)s?\b[^.]{0,30}\bdiffer"
+    r"|\bdiverge[sd]?\b|\bgarbage\b|\buninitiali[sz]ed (?:memory|values?|data)\b|\bgarbled\b"
+    r"|\bunexpected (?:result|output|value)s?\b|\bprecision (?:loss|issue|problem)\b"
+    r"|\bexpected\b[^.]{0,60}\bbut (?:got|get|is|was)\b|\bshould (?:be|return)\b[^.]{0,60}\bbut\b"
+    r"|\bnon-?deterministic\b|\bNaNs?\b"
+    # "running result error", "inference results are not right", "out_tvm ≠ out_ref"
+    r"|\b(?:running|inference|execution|computed?|calculation) results? (?:errors?|wrong|is wrong)\b"
+    r"|\bresults? (?:is|are) not (?:right|correct)\b|\w\s*≠\s*\w",
+    re.IGNORECASE,
+)
+GENERIC_FAIL_RE = re.compile(
+    r"\bfail(?:s|ed|ure|ing)?\b|\berrors?\b|\bexceptions?\b|\bthrows?\b|\braises?\b"
+    r"|\bcannot (?:be )?(?:compile|build|parse|run|import|load)d?\b|\bbroken\b",
+    re.IGNORECASE,
+)
+PASSED_RE = re.compile(
+    r"\b(?:works?|worked|working|runs?|ran) (?:fine|well|correctly|as expected|properly|ok)\b"
+    r"|\bno (?:errors?|exceptions?|problems?|crash(?:es)?)\b|\bwithout (?:any )?(?:errors?|problems?)\b"
+    r"|\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\bpasses\b",
+    re.IGNORECASE,
+)
+QUESTION_TITLE_RE = re.compile(
+    r"^\s*(?:\[[^\]]*\]\s*)*(?:why|how|what|when|where|which|is|are|can|could|does|do|should|"
+    r"question)\b|\?\s*$",
+    re.IGNORECASE,
+)
+# A section heading: "### Expected behavior", "**Actual behaviour:**".
+# Matched against a right-stripped line; group 1 still carries closing "#"s (strip them): a lazy
+# ``(.+?)\s*#*\s*$`` backtracked quadratically over trailing spaces.
+SECTION_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s*(.+)$|\*\*([^*]{1,60})\*\*:?$)")
+# TVM's own diagnostics, recognisable without an ``XxxError:`` line.
+TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bLLVM ERROR\b(?::[^\n`]*)?", re.IGNORECASE),
+    re.compile(
+        r"The (?:Relay|Relax) type checker is unable to show the following types match[^\n`]*"
+    ),
+    re.compile(r"An error occurred during the execution of TVM[^\n`]*"),
+    re.compile(
+        # (the src/ check is a lookahead: "\S*src/\S+\.cc" backtracked over "src/src/src/...")
+        r"^\s*\[\d{2}:\d{2}:\d{2}\] (?=\S*(?:src|include)/\S)[^\s:]*\.(?:cc|h|cpp):\d+: "
+        r"(?!(?:Warning|warning|Info|info|Note|note)\b)"
+        r"(?=[^\n]*\b(?:[Ee]rror|fail(?:s|ed)?|[Cc]annot|[Uu]nable|[Ii]nvalid|not supported|"
+        r"[Uu]nsupported|does not match|conflict)).*"
+    ),
+)
+BACKTRACE_NOTE_RE = re.compile(r"note: run with `?TVM_BACKTRACE=1`?")
+# A sentence about another time or setup ("Previously it worked", "with version 0.18 it runs
+# fine"): its pass-words say nothing about the report.
+ELSEWHEN_RE = re.compile(
+    r"\b(?:previously|used to|earlier|before (?:I |we )?(?:upgrad|updat|switch|the )\w*"
+    r"|(?:older|previous|earlier|last|old) (?:versions?|releases?|commits?|builds?)"
+    r"|with (?:version|v?\d+\.\d+)|(?:in|on) (?:version |v)?\d+\.\d+"
+    r"|worked (?:in|on|with|before|until)|until (?:version|v?\d+\.\d+|recently)|if I\b|when I (?:remove|comment|change|replace|use))",
+    re.IGNORECASE,
+)
+# Sentences of the TVM issue template itself (its welcome text and placeholders).
+TEMPLATE_PROSE_RE = re.compile(
+    r"Thanks for participating in the TVM community|issue tracker is used for actionable items"
+    r"|Issues that are inactive for a period|Feel free to reopen|Please refer to the list of label"
+    r"|What you were expecting|What actually happened|Any environment details|Preferably a minimal",
+    re.IGNORECASE,
+)
+TEMPLATE_LINE_RE = re.compile(
+    r"^\s*(?:what you were expecting|what actually happened|any environment details"
+    r"|preferably a minimal script|expected behaviou?r|actual behaviou?r)\b",
+    re.IGNORECASE,
+)
+
+
+ACTUAL_LINE_RE = re.compile(
+    r"^\s*(?:\*\*)?(?:reality|actual(?:ly)?|in reality|instead|observed|what actually happened"
+    r"|actual (?:behaviou?r|result|output))\b",
+    re.IGNORECASE,
+)
+
+
+# A title that says the numbers are wrong.
+WRONG_TITLE_RE = re.compile(
+    r"\b(?:wrong|incorrect|inaccurate|mismatch(?:ed|ing)?|different|inconsistent|bad)"
+    r" (?:\w+ ){0,2}(?:results?|outputs?|predictions?|values?|answers?|numbers?|logits|accuracy"
+    r"|inference)\b|\b(?:results?|outputs?|predictions?) (?:are |is )?(?:wrong|incorrect|differ\w*)\b",
+    re.IGNORECASE,
+)
+# A script's own result check: numpy's / TVM's / torch's assert helpers, ``assert np.allclose``.
+_RESULT_CHECK_RE = re.compile(
+    r"assert_allclose|assert_almost_equal|assert_array_almost_equal|assert_array_equal"
+    r"|assert_equal|assert_close|^\s*assert\b.{0,200}\b(?:allclose|array_equal|isclose)\b",
+)
+
+
+def ends_in_result_check(script: str) -> bool:
+    """The script's last statements (its last five code lines) check its result."""
+    code = [
+        ln for ln in script.splitlines()[-400:] if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    return any(_RESULT_CHECK_RE.search(ln[:1000]) for ln in code[-5:])
+
+
+# Names that are modules a script forgot to import (``tvm``, ``tir``, ``T``, ``np``): a
+# NameError on one is the script's own slip (python-error), not a missing part of the program.
+MODULE_ALIASES = frozenset(
+    {
+        "tvm", "tir", "tirx", "te", "relax", "relay", "topi", "rpc", "autotvm", "auto_scheduler",
+        "meta_schedule", "ms", "dlight", "dl", "arith", "ir", "script", "testing", "transform",
+        "T", "R", "I", "S", "np", "numpy", "torch", "nn", "F", "onnx", "ort", "onnxruntime",
+        "tf", "tensorflow", "keras", "tflite", "mx", "mxnet", "paddle", "jax", "jnp", "scipy",
+        "os", "sys", "math", "time", "random", "ctypes", "pytest", "json", "pickle", "copy",
+    }
+)
+# A report about importing itself ("Failed to import tvm.relax", "import tvm fails"): a script
+# that only imports is its whole repro.
+IMPORT_REPORT_RE = re.compile(
+    r"\bimport(?:s|ed|ing)?\b|ImportError|ModuleNotFoundError|No module named", re.IGNORECASE
+)

@@ -1,0 +1,159 @@
+"""bot.fragments: names a script reads and never binds; scripts that only import."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from bot.fragments import imports_only, never_bound, unbound_names
+
+# (script, the never-bound names, of which read at module level, sure)
+UNBOUND_TABLE = [
+    # A Relax snippet after the module was built elsewhere.
+    (
+        """
+        import tvm
+        from tvm import relax
+        ex = relax.build(mod, target="llvm")
+        vm = relax.VirtualMachine(ex, tvm.cpu())
+        out = vm["main"](inp)
+        """,
+        ("mod", "inp"),
+        ("mod", "inp"),
+        True,
+    ),
+    # A function's body pasted alone: self and x are never bound (tvm is a forgotten import:
+    # the script's own slip, not a missing part).
+    (
+        """
+        y = self.conv(x)
+        return_value = tvm.relax.op.add(y, y)
+        """,
+        ("self", "x"),
+        ("self", "x"),
+        True,
+    ),
+    # Everything bound somewhere: loops, with, except, comprehension, walrus, match, del,
+    # global, class scope, conditional imports, lambdas, __file__, builtins.
+    (
+        """
+        import os
+        try:
+            import onnx
+        except ImportError as exc:
+            onnx = None
+            print(exc)
+        with open(__file__) as fh:
+            text = fh.read()
+        squares = [k * k for k in range(3)]
+        if (n := len(squares)) > 2:
+            print(n)
+        match squares:
+            case [first, *rest]:
+                print(first, rest)
+            case {"a": av, **others}:
+                print(av, others)
+        counter = 0
+        def bump():
+            global counter
+            counter += 1
+        class Net:
+            width = 4
+            def forward(self, inp):
+                return inp * self.width
+        f = lambda q: q + 1
+        tmp = 1
+        del tmp
+        print(os.sep, onnx, text, f(2), Net().forward(3), sorted(set()), __name__)
+        """,
+        (),
+        (),
+        True,
+    ),
+    # Only inside a function that is never called: unbound, but not at module level.
+    (
+        """
+        import tvm
+        def helper():
+            return params["w"]
+        """,
+        ("params",),
+        (),
+        True,
+    ),
+    # A star import may bind anything: not sure.
+    (
+        """
+        from tvm.relax.op import *
+        y = add(x, x)
+        """,
+        ("add", "x"),
+        ("add", "x"),
+        False,
+    ),
+    # exec / globals() bind names the analysis cannot see.
+    (
+        """
+        globals()["shape"] = (1, 3)
+        print(shape)
+        """,
+        ("shape",),
+        ("shape",),
+        False,
+    ),
+    # Annotations may never be evaluated: their names are not module-level reads.
+    (
+        """
+        from __future__ import annotations
+        def run(mod: IRModule) -> Executable:
+            return mod
+        count: Counter = 0
+        """,
+        ("IRModule", "Executable", "Counter"),
+        (),
+        True,
+    ),
+    # Python 2 and notebook names are not a missing part of the repro.
+    ("for i in xrange(3):\n    display(i)\n", (), (), True),
+]
+
+
+@pytest.mark.parametrize(("script", "names", "top", "sure"), UNBOUND_TABLE)
+def test_unbound_names(script: str, names: tuple[str, ...], top: tuple[str, ...], sure: bool):
+    u = unbound_names(textwrap.dedent(script))
+    assert u.names == names
+    assert u.module_level == top
+    assert u.sure is sure
+
+
+def test_never_bound_with_dynamic_binding() -> None:
+    star = "from tvm.relax.op import *\ny = add(x, x)\n"
+    # The run's NameError proves the star import did not bind it.
+    assert never_bound(star, "x")
+    spelled = 'exec("weights = 1")\nprint(weights)\n'
+    assert not never_bound(spelled, "weights")  # the exec may have bound it
+    assert not never_bound("x = 1\nprint(x)\n", "x")
+    assert not never_bound("print(1", "x")  # does not parse: not sure of anything
+
+
+# (script, the modules when it only imports; () when it does more)
+IMPORTS_TABLE = [
+    ("import tvm\nfrom tvm import relax\n", ("tvm",)),
+    (
+        "import tvm\nimport numpy as np\nprint(tvm.__version__)\nprint(np.__version__)\n",
+        ("tvm", "numpy"),
+    ),
+    ("import os\nos.environ['TVM_LOG_DEBUG'] = '1'\nimport tvm\n", ("os", "tvm")),
+    ("try:\n    import tvm\nexcept ImportError:\n    pass\n", ("tvm",)),
+    ("import tvm\ntvm.support.libinfo()\n", ()),  # calls into TVM: runs something
+    ("import tvm\nx = tvm.nd.array([1])\n", ()),
+    ("import tvm\ndef f():\n    pass\n", ()),
+    ("", ()),
+    ("print('hello')\n", ()),
+]
+
+
+@pytest.mark.parametrize(("script", "mods"), IMPORTS_TABLE)
+def test_imports_only(script: str, mods: tuple[str, ...]) -> None:
+    assert imports_only(script) == mods

@@ -159,6 +159,10 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
                 continue
             line = raw.rstrip()
             if line.lstrip().startswith(">") and not line.lstrip().startswith((">>>",)):
+                if where == "comment":
+                    # A quote in the author's comment is someone else's words ("it runs
+                    # without errors for me"), not what the reporter saw.
+                    continue
                 line = line.lstrip()[1:]
             out.append(_Line(_HEADING_RE.sub("", line), where, block, section))
     return out

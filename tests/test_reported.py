@@ -346,6 +346,35 @@ def test_only_the_authors_comments_count() -> None:
     assert got is not None and got.outcome == Outcome.INTERNAL_ERROR
 
 
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        "> It runs without errors in my environment.",
+        "> Works fine for me on 0.27, no error at all.",
+        "> I get Segmentation fault (core dumped) here",
+    ],
+)
+def test_a_quote_in_the_authors_comment_is_not_the_authors_outcome(quoted: str) -> None:
+    issue = Issue(
+        title="[Bug] LowerTE rejects the fused reshape",
+        body=body("Running the script below fails."),
+        author="alice",
+        comments=(
+            Comment("bob", quoted.lstrip("> ")),
+            Comment("alice", f"{quoted}\n\nNot on my side, I still get:\n\n"
+                             "```\nInternalError: Check failed: (n > 0) is false: bad\n```"),
+        ),
+    )
+    got = parse_reported(issue, REPRO)
+    assert got is not None and got.outcome == Outcome.INTERNAL_ERROR
+
+
+def test_a_quote_in_the_body_is_still_the_reporters_own_error() -> None:
+    text = "The build stops with:\n\n> InternalError: Check failed: (n > 0) is false: bad"
+    got = parse_reported(Issue(title="[Bug] x", body=body(text)), REPRO)
+    assert got is not None and got.outcome == Outcome.INTERNAL_ERROR
+
+
 def test_doing_something_wrong_is_not_a_wrong_result() -> None:
     got = parse_reported(
         Issue(

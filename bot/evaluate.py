@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -31,8 +30,11 @@ from bot.config import SandboxConfig
 from bot.errors import ReprobotError
 from bot.models import Issue, Repro, RunLimits, RunResult
 from bot.pipeline import conclude, plan
-from tasks.probe import probe_environment
-from tasks.runner import run_script
+from bot.service import ScriptRunner
+
+# Makes the script runner for a sandbox config (``tasks.runner.SandboxRunner``); injected by
+# the entry point (``bot.cli``): ``bot`` never imports ``tasks``.
+RunnerFactory = Callable[[SandboxConfig], ScriptRunner]
 
 FIELDS = ("has_repro", "shape", "script", "needs", "reported", "observed", "verdict")
 
@@ -61,20 +63,20 @@ class CaseResult:
 # Swappable shell pieces (the real runner / probe / pipeline when they are installed)
 
 
-def _runner(python: str, sandbox: str | None, timeout: float) -> Callable[[Repro], RunResult]:
+def _runner(factory: RunnerFactory, python: str, sandbox: str | None,
+            timeout: float) -> tuple[Callable[[Repro], RunResult], Callable[[], dict[str, str]]]:
     cfg = SandboxConfig(limits=RunLimits(timeout_s=timeout))
     if sandbox:
         cfg = replace(cfg, backend=sandbox)
+    runner = factory(cfg)
 
     def run(repro: Repro) -> RunResult:
-        return run_script(repro.script, python=python, args=repro.args, sandbox=cfg)
+        return runner.run(repro.script, python=python, args=repro.args, gpu=False, pass_env={})
 
-    return run
+    def probe() -> dict[str, str]:
+        return dict(runner.environment(python))
 
-
-def _probe(python: str) -> dict[str, str]:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "reprobot"
-    return dict(probe_environment(python, cache_dir=cache))
+    return run, probe
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,7 +120,8 @@ def _norm_lines(s: str) -> list[str]:
 
 
 def evaluate_case(
-    folder: Path, *, run: Callable[[Repro], RunResult] | None, python: str
+    folder: Path, *, run: Callable[[Repro], RunResult] | None, python: str,
+    probe: Callable[[], dict[str, str]] | None = None,
 ) -> CaseResult:
     issue, exp, want_script = load_case(folder)
     the_plan = plan(issue)
@@ -147,7 +150,7 @@ def evaluate_case(
     if repro.found:
         try:
             result = run(repro)
-            environment = _probe(python)
+            environment = probe() if probe is not None else {}
         except ReprobotError as e:  # our side failed: counted as infra-error, never the script's
             infra = str(e)
     triage = conclude(issue, the_plan, result, environment, infra_error=infra)
@@ -240,10 +243,11 @@ def report(results: list[CaseResult], *, ran: bool) -> str:
     return "\n".join(out)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, runner: RunnerFactory | None = None) -> int:
+    """``runner`` makes the script runner (needed unless ``--no-run``)."""
     p = argparse.ArgumentParser(prog="reprobot eval", description=__doc__.split("\n")[0])
     add_arguments(p)
-    return run_eval(p.parse_args(list(argv) if argv is not None else None))
+    return run_eval(p.parse_args(list(argv) if argv is not None else None), runner=runner)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -258,7 +262,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show", action="store_true", help="print each extracted script")
 
 
-def run_eval(args: argparse.Namespace) -> int:
+def run_eval(args: argparse.Namespace, *, runner: RunnerFactory | None = None) -> int:
+    """``runner`` makes the script runner (needed unless ``--no-run``)."""
     from bot.config import check_number
     from bot.errors import ConfigError
 
@@ -278,10 +283,16 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"reprobot eval: no cases (folders with issue.json + expected.yaml) in {corpus}",
               file=sys.stderr)
         return 2
-    run = None if args.no_run else _runner(args.tvm_python, args.sandbox, args.timeout)
+    run = probe = None
+    if not args.no_run:
+        if runner is None:
+            print("reprobot eval: no script runner given (run it as `reprobot eval`)",
+                  file=sys.stderr)
+            return 2
+        run, probe = _runner(runner, args.tvm_python, args.sandbox, args.timeout)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda c: evaluate_case(c, run=run, python=args.tvm_python),
-                                cases))
+        results = list(pool.map(
+            lambda c: evaluate_case(c, run=run, python=args.tvm_python, probe=probe), cases))
     if args.show:
         for r in results:
             print(f"===== {r.name}: found={r.repro.found} shape={r.repro.shape} "
@@ -292,4 +303,6 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from bot.cli import main as cli_main
+
+    raise SystemExit(cli_main(["eval", *sys.argv[1:]]))

@@ -19,11 +19,11 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bot.builds import BuildInfo
 from bot.config import Config
@@ -50,6 +50,16 @@ MSG_RETEST_COOLDOWN = (
 )
 
 EnqueueFn = Callable[[str, list[Any], str], None]
+
+
+class ScriptRunner(Protocol):
+    """What a cpu/gpu worker runs scripts with (``tasks.runner.SandboxRunner``: the sandbox
+    backend chosen once at start). Injected by the caller: ``bot`` never imports ``tasks``."""
+
+    def run(self, script: str, *, python: str, args: Sequence[str], gpu: bool,
+            pass_env: Mapping[str, str]) -> RunResult: ...
+
+    def environment(self, python: str) -> dict[str, str]: ...
 
 
 @dataclass
@@ -349,12 +359,14 @@ def run_job(
     *,
     config: Config,
     state: State,
+    runner: ScriptRunner,
     hostname: str = "",
     cache_dir: Path | None = None,
     notify: EnqueueFn | None = None,
     python: str | None = None,
 ) -> dict[str, Any]:
-    """Run one job's script in the sandbox and probe the environment; JSON in, JSON out.
+    """Run one job's script in the sandbox (``runner``) and probe the environment; JSON in,
+    JSON out. (``cache_dir`` is kept for callers; the runner has its own.)
 
     ``python`` is the interpreter of the job's build, resolved once by the caller before the
     run (default: ``tvm.python``), so a run that started on a build finishes on it.
@@ -373,22 +385,17 @@ def run_job(
     if notify is not None:
         notify("reprobot.status", [job_id, hostname], "triage")
 
-    from tasks.probe import probe_environment
-    from tasks.runner import run_script
-
     python = python or config.tvm.python
     pass_env = {k: os.environ[k] for k in config.tvm.pass_env if k in os.environ}
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            probe = pool.submit(probe_environment, python, cache_dir=cache_dir)
-            run = run_script(
+            probe = pool.submit(runner.environment, python)
+            run = runner.run(
                 str(job["script"]),
                 python=python,
                 args=tuple(job.get("args") or ()),
-                sandbox=config.sandbox,
                 gpu=bool(job.get("gpu")),
                 pass_env=pass_env,
-                cache_dir=cache_dir,
             )
             environment = probe.result()
     except InfraError as e:

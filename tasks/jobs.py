@@ -101,6 +101,7 @@ def run(self: Task, job: dict[str, Any]) -> dict[str, Any]:
                 job,
                 config=rt.config,
                 state=rt.state,
+                runner=rt.runner,
                 hostname=hostname,
                 cache_dir=rt.services.cache_dir,
                 notify=rt.enqueue,

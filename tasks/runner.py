@@ -1,4 +1,8 @@
-"""Run one repro script in the configured sandbox and say what happened (a ``RunResult``).
+"""Run one repro script in the sandbox and say what happened (a ``RunResult``).
+
+The backend (``tasks.backends``: bwrap, docker, none) is an object made once at start; it
+prepares each run's command line and kernel objects and decodes how it ended, while this module
+starts and watches every backend's run the same way (``_Run``).
 
 ``run_script`` writes the script as a real file ``repro.py`` in a fresh scratch directory and
 runs ``python -X faulthandler repro.py ARGS`` there (as ``__main__``, never from stdin), with an
@@ -23,14 +27,11 @@ import contextlib
 import json
 import os
 import selectors
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from bot.config import SandboxConfig
 from bot.errors import InfraError
 from bot.models import RunLimits, RunResult
 from tasks import sandbox as sb
+from tasks.backends import HOST_ENV, Launch, RunSpec, Sandbox, make_sandbox
 
 # A stream producing more than this many times its kept tail is an output flood: killed.
 OUTPUT_FLOOD_FACTOR = 50
@@ -52,7 +54,6 @@ DISK_FULL_SLACK = 64 * 1024
 # per argument); longer is refused with InfraError before anything starts.
 MAX_ARGS_BYTES = 64 * 1024
 _READ_CHUNK = 1 << 16
-_HOST_ENV = {"PATH": sb.SANDBOX_PATH, "LANG": "C.UTF-8"}
 
 
 def run_script(
@@ -60,13 +61,15 @@ def run_script(
     *,
     python: str,
     args: Sequence[str] = (),
-    sandbox: SandboxConfig,
+    sandbox: Sandbox | SandboxConfig,
     gpu: bool = False,
     pass_env: Mapping[str, str] = {},
     cache_dir: Path | None = None,
 ) -> RunResult:
     """Run ``script`` as ``repro.py`` in the sandbox; see the module docstring.
 
+    ``sandbox`` is the backend made once at start (``tasks.backends.make_sandbox``); a
+    ``SandboxConfig`` is accepted too (the backend is then made for this call).
     ``cache_dir`` keeps what was learnt about the interpreter on disk between processes.
     """
     args = [str(a) for a in args]
@@ -78,238 +81,50 @@ def run_script(
         )
     if any("\0" in a for a in args):
         raise InfraError("the repro's command-line arguments contain a NUL byte")
-    backend = sandbox.backend
-    if backend == "bwrap":
-        return _run_bwrap(script, python=python, args=args, cfg=sandbox, gpu=gpu,
-                          pass_env=pass_env, cache_dir=cache_dir)
-    if backend == "none":
-        return _run_none(script, python=python, args=args, cfg=sandbox, pass_env=pass_env)
-    if backend == "docker":
-        return _run_docker(script, python=python, args=args, cfg=sandbox, gpu=gpu,
-                           pass_env=pass_env)
-    raise InfraError(f"unknown sandbox backend {backend!r} (use bwrap, docker or none)")
+    box = sandbox if isinstance(sandbox, Sandbox) else make_sandbox(sandbox)
+    spec = RunSpec(script=script, python=python, args=tuple(args), gpu=gpu,
+                   pass_env=dict(pass_env), cache_dir=cache_dir)
+    launch = box.prepare(spec)
+    try:
+        run = _Run(launch, limits=box.limits)
+        launch.started()
+        watched = run.wait()
+        code, sig = box.exit_status(launch, watched)
+        return watched.result(code, sig, box.name)
+    finally:
+        box.cleanup(launch)
 
 
-def check_sandbox(sandbox: SandboxConfig) -> str:
+class SandboxRunner:
+    """Runs scripts with one sandbox backend, made once at start; implements
+    ``bot.service.ScriptRunner`` (what a cpu/gpu worker and ``reprobot triage`` inject)."""
+
+    def __init__(self, sandbox: Sandbox | SandboxConfig, *, cache_dir: Path | None = None):
+        self.sandbox = (sandbox if isinstance(sandbox, Sandbox)
+                        else make_sandbox(sandbox, cache_dir=cache_dir))
+        if self.sandbox.cache_dir is None:
+            self.sandbox.cache_dir = cache_dir
+        self.cache_dir = cache_dir
+
+    def run(self, script: str, *, python: str, args: Sequence[str] = (), gpu: bool = False,
+            pass_env: Mapping[str, str] = {}) -> RunResult:
+        return run_script(script, python=python, args=args, sandbox=self.sandbox, gpu=gpu,
+                          pass_env=pass_env, cache_dir=self.cache_dir)
+
+    def environment(self, python: str) -> dict[str, str]:
+        return self.sandbox.environment(python)
+
+    def check(self) -> str:
+        return self.sandbox.check()
+
+
+def check_sandbox(sandbox: Sandbox | SandboxConfig) -> str:
     """Worker start-up check: can this backend run scripts here? Returns a one-line summary.
 
     Raises InfraError saying why not and how to fix it; never falls back to another backend.
     """
-    backend = sandbox.backend
-    if backend == "none":
-        sb.warn_none_backend()
-        return "sandbox: none (UNSANDBOXED, development only); " + _limits_summary()
-    if backend == "docker":
-        docker = shutil.which("docker")
-        if docker is None:
-            raise InfraError("sandbox backend 'docker' but no `docker` command on PATH")
-        r = subprocess.run([docker, "image", "inspect", "--format", "{{.Id}}",
-                            sandbox.docker_image], capture_output=True, text=True, timeout=60)
-        if r.returncode != 0:
-            raise InfraError(
-                f"docker cannot use image {sandbox.docker_image!r}: {r.stderr.strip()[-300:]} "
-                "(build it: docker build -f deploy/Dockerfile.runner -t reprobot-runner .)"
-            )
-        return f"sandbox: docker image {sandbox.docker_image}"
-    if backend != "bwrap":
-        raise InfraError(f"unknown sandbox backend {backend!r} (use bwrap, docker or none)")
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise InfraError(
-            "sandbox backend 'bwrap' but no `bwrap` command: install bubblewrap "
-            "(apt-get install bubblewrap), or choose sandbox.backend: docker"
-        )
-    try:
-        _sandbox_host_uid(sandbox, None)  # refuses uid 0
-        r = subprocess.run(sb.bwrap_smoke_argv(bwrap),
-                           capture_output=True, text=True, timeout=30, env=_HOST_ENV)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InfraError(f"bwrap did not run: {e}. {sb.USERNS_HELP}") from e
-    if "disable-userns" in r.stderr:  # unknown option: bubblewrap older than 0.8.0
-        raise InfraError(
-            f"bwrap is too old ({r.stderr.strip()[-200:]}): reprobot needs bubblewrap >= 0.8.0 "
-            "for --disable-userns (a script in a nested user namespace could raise its own "
-            "memory and process limits); upgrade bubblewrap or use sandbox.backend: docker"
-        )
-    if r.returncode != 0 or r.stdout.strip() != "ok":
-        raise InfraError(
-            f"bwrap cannot create its sandbox here ({r.stderr.strip()[-300:] or r.returncode}). "
-            f"{sb.USERNS_HELP}"
-        )
-    version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
-    who = ("worker is root: sandbox runs as host uid "
-           f"{sandbox.uid} when the interpreter is world-reachable, else as a capability-less "
-           "host uid 0" if os.geteuid() == 0 else f"sandbox runs as host uid {os.geteuid()}")
-    return (f"sandbox: {version or 'bwrap'} (user/pid/net/ipc/uts/cgroup namespaces ok; {who}); "
-            + _limits_summary())
-
-
-def _limits_summary() -> str:
-    s = sb.cgroup_support()
-    if s.version:
-        return f"memory/process limits: cgroup v{s.version}"
-    return f"memory/process limits: polled via /proc ({s.why})"
-
-
-# --------------------------------------------------------------------------- backends
-
-
-def _run_bwrap(script: str, *, python: str, args: list[str], cfg: SandboxConfig, gpu: bool,
-               pass_env: Mapping[str, str], cache_dir: Path | None = None) -> RunResult:
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise InfraError("no `bwrap` command: install bubblewrap (apt-get install bubblewrap)")
-    interp = sb.interpreter_layout(python, cache_dir)
-    limits = cfg.limits
-    host_uid = _sandbox_host_uid(cfg, interp)
-    setpriv = shutil.which("setpriv") if host_uid is not None else None
-    if host_uid is not None and setpriv is None:
-        raise InfraError("the worker runs as root but `setpriv` (util-linux) is missing: "
-                         "install util-linux, or run the worker as a non-root user")
-    cgroup: sb.Cgroup | None = None
-    fds: list[int] = []
-    status_r, status_w = os.pipe()
-    try:
-        script_fd = sb.data_fd(script.encode("utf-8", "surrogateescape"), sb.SCRIPT_NAME)
-        fds.append(script_fd)
-        etc = sb.etc_fds(cfg.uid)
-        fds += etc.values()
-        seccomp_fd = sb.data_fd(sb.seccomp_filter(), "seccomp")
-        fds.append(seccomp_fd)
-        env = sb.child_env(home=sb.SANDBOX_SCRATCH, tmpdir=sb.SANDBOX_TMP, pass_env=pass_env)
-        inner = sb.bwrap_argv(
-            interp=interp, script_fd=script_fd, args=args, env=env, limits=limits, uid=cfg.uid,
-            etc_fds=etc, seccomp_fd=seccomp_fd, status_fd=status_w, gpu=gpu,
-            gpu_devices=sb.gpu_device_nodes() if gpu else (), bwrap=bwrap,
-            proc_hide=sb.proc_files_to_hide(),
-        )
-        if host_uid is not None and setpriv is not None:
-            inner = sb.drop_privileges_argv(host_uid, inner, setpriv)
-        cgroup = sb.make_cgroup(limits)
-        argv = sb.join_cgroup_argv(
-            cgroup.procs_files if cgroup else [], inner, status_fd=status_w,
-            nproc=None if cgroup else limits.max_processes,
-        )
-        run = _Run(argv, limits=limits, pass_fds=(*fds, status_w), status_r=status_r,
-                   cgroup=cgroup, watch_disk=True)
-        sb.close_fds(fds)
-        fds = []
-        os.close(status_w)
-        status_w = -1
-        res = run.wait()
-        status = _parse_status(res.status)
-        if not res.killed_by_us and res.limit_hit is None and "exit-code" not in status:
-            raise InfraError(_setup_failure("bwrap", res))
-        code: int | None
-        sig: int | None
-        if res.killed_by_us:
-            code, sig = None, int(signal.SIGKILL)
-        elif isinstance(status.get("exit-code"), int):
-            code, sig = _decode_shell_status(int(str(status["exit-code"])))
-        elif res.returncode < 0:  # bwrap itself was killed (e.g. by the OOM killer)
-            code, sig = None, -res.returncode
-        else:  # the sandbox's init was killed before reporting: bwrap says 128+N
-            code, sig = _decode_shell_status(res.returncode)
-        return res.result(code, sig, "bwrap")
-    finally:
-        sb.close_fds(fds)
-        if status_w >= 0:
-            os.close(status_w)
-        if cgroup is not None:
-            cgroup.remove()
-
-
-def _sandbox_host_uid(cfg: SandboxConfig, interp: sb.Interpreter | None) -> int | None:
-    """The host uid to run bwrap as, when the worker is root: ``cfg.uid`` if that user can
-    reach the interpreter (every directory above it searchable by others), else None: bwrap
-    then runs as root and maps the sandbox user to host uid 0 without any capability (hardened
-    by a read-only /proc/sys and the seccomp filter). Not root: None (our own uid)."""
-    if cfg.uid == 0:
-        raise InfraError("sandbox.uid must not be 0 (root)")
-    if os.geteuid() != 0:
-        return None
-    if interp is not None and not all(sb.reachable_by_others(d) for d in interp.binds):
-        return None
-    return cfg.uid
-
-
-def _run_none(script: str, *, python: str, args: list[str], cfg: SandboxConfig,
-              pass_env: Mapping[str, str]) -> RunResult:
-    sb.warn_none_backend()
-    exe = sb._resolve_python(python)
-    limits = cfg.limits
-    scratch = Path(tempfile.mkdtemp(prefix="reprobot-scratch-"))
-    cgroup: sb.Cgroup | None = None
-    status_r, status_w = os.pipe()
-    try:
-        (scratch / sb.SCRIPT_NAME).write_text(script, encoding="utf-8",
-                                              errors="surrogateescape")
-        (scratch / "tmp").mkdir()
-        env = sb.child_env(home=str(scratch), tmpdir=str(scratch / "tmp"), pass_env=pass_env)
-        cgroup = sb.make_cgroup(limits)
-        inner = [exe, "-X", "faulthandler", sb.SCRIPT_NAME, *args]
-        argv = sb.join_cgroup_argv(cgroup.procs_files if cgroup else [],
-                                   inner, status_fd=status_w,
-                                   nproc=None if cgroup else limits.max_processes)
-        run = _Run(argv, limits=limits, pass_fds=(status_w,), status_r=status_r, cgroup=cgroup,
-                   cwd=str(scratch), env=env, watch_disk=False)
-        os.close(status_w)
-        status_w = -1
-        res = run.wait()
-        if not res.status.startswith(b"R"):
-            raise InfraError(_setup_failure("the runner's launcher", res))
-        code: int | None
-        sig: int | None
-        if res.killed_by_us:
-            code, sig = None, int(signal.SIGKILL)
-        else:
-            code, sig = _decode_popen(res.returncode)
-        return res.result(code, sig, "none")
-    finally:
-        if status_w >= 0:
-            os.close(status_w)
-        if cgroup is not None:
-            cgroup.remove()
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _run_docker(script: str, *, python: str, args: list[str], cfg: SandboxConfig, gpu: bool,
-                pass_env: Mapping[str, str]) -> RunResult:
-    docker = shutil.which("docker")
-    if docker is None:
-        raise InfraError("sandbox backend 'docker' but no `docker` command on PATH")
-    name = f"reprobot-{uuid.uuid4().hex[:16]}"
-    argv = sb.docker_argv(image=cfg.docker_image, name=name, python=python, args=args,
-                          env=sb.docker_env(pass_env), limits=cfg.limits, uid=cfg.uid, gpu=gpu,
-                          docker=docker)
-
-    def kill_container() -> None:
-        subprocess.run([docker, "kill", name], capture_output=True, timeout=30)
-
-    try:
-        run = _Run(argv, limits=cfg.limits, stdin_data=script.encode("utf-8", "surrogateescape"),
-                   on_kill=kill_container, watch_disk=False, poll_tree=False)
-        res = run.wait()
-        insp = subprocess.run(
-            [docker, "inspect", "--format", "{{.State.OOMKilled}} {{.State.ExitCode}}", name],
-            capture_output=True, text=True, timeout=60,
-        )
-        if insp.returncode != 0 and not res.killed_by_us:
-            raise InfraError(_setup_failure("docker", res))
-        oom = insp.stdout.split()[:1] == ["true"]
-        code: int | None
-        sig: int | None
-        if oom and res.limit_hit is None:
-            res.limit_hit = "memory"
-        if res.killed_by_us:
-            code, sig = None, int(signal.SIGKILL)
-        elif res.returncode in (125, 126, 127) and not oom:
-            raise InfraError(_setup_failure("docker", res))
-        else:
-            code, sig = _decode_shell_status(res.returncode)
-        return res.result(code, sig, "docker")
-    finally:
-        subprocess.run([docker, "rm", "-f", name], capture_output=True, timeout=60)
+    box = sandbox if isinstance(sandbox, Sandbox) else make_sandbox(sandbox)
+    return box.check()
 
 
 # --------------------------------------------------------------------------- the watcher
@@ -339,12 +154,12 @@ class _Tail:
 
 
 @dataclass
-class _Outcome:
+class Watched:
     returncode: int
     seconds: float
     stdout: _Tail
     stderr: _Tail
-    status: bytes
+    status: bytes  # what the launcher and bwrap wrote to the status pipe
     killed_by_us: bool
     timed_out: bool
     limit_hit: str | None
@@ -366,48 +181,37 @@ class _Outcome:
 
 
 class _Run:
-    """Start ``argv`` in its own session and watch it until it ends or a limit kills it."""
+    """Start a backend's ``Launch`` in its own session and watch it until it ends or a limit
+    kills it (the same for every backend)."""
 
-    def __init__(
-        self,
-        argv: list[str],
-        *,
-        limits: RunLimits,
-        pass_fds: Sequence[int] = (),
-        status_r: int | None = None,
-        cgroup: sb.Cgroup | None = None,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-        stdin_data: bytes | None = None,
-        on_kill: Callable[[], None] | None = None,
-        watch_disk: bool = False,
-        poll_tree: bool = True,
-    ) -> None:
+    def __init__(self, launch: Launch, *, limits: RunLimits) -> None:
         self.limits = limits
-        self.cgroup = cgroup
-        self.status_r = status_r
-        self.on_kill = on_kill
-        self.watch_disk = watch_disk
-        self.poll_tree = poll_tree and cgroup is None
+        self.cgroup = launch.cgroup
+        self.status_r = launch.status_r
+        self.on_kill = launch.on_kill
+        self.watch_disk = launch.watch_disk
+        self.poll_tree = launch.poll_tree and launch.cgroup is None
+        self.find_cgroup = launch.find_cgroup
         self.start = time.monotonic()
+        stdin_data = launch.stdin_data
         try:
             self.proc = subprocess.Popen(
-                argv,
+                launch.argv,
                 stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=tuple(pass_fds),
+                pass_fds=tuple(launch.pass_fds),
                 start_new_session=True,
                 close_fds=True,
                 # not the worker's own directory: the sandbox's init (bwrap) would show it as
                 # $PWD in /proc/1/environ
-                cwd=cwd if cwd is not None else "/",
-                env=dict(env) if env is not None else dict(_HOST_ENV),
+                cwd=launch.cwd if launch.cwd is not None else "/",
+                env=dict(launch.env) if launch.env is not None else dict(HOST_ENV),
             )
         except OSError as e:
-            if status_r is not None:
-                os.close(status_r)
-            raise InfraError(f"cannot start {argv[0]!r}: {e}") from e
+            raise InfraError(f"cannot start {launch.argv[0]!r}: {e}") from e
+        # the watcher owns the status pipe's read end from here on
+        launch.status_r = None
         if stdin_data is not None:
             threading.Thread(target=self._feed, args=(stdin_data,), daemon=True).start()
         self.killed = False
@@ -439,7 +243,7 @@ class _Run:
             with contextlib.suppress(Exception):
                 self.on_kill()
 
-    def wait(self) -> _Outcome:
+    def wait(self) -> Watched:
         lim = self.limits
         out, err = _Tail(lim.output_bytes), _Tail(lim.output_bytes)
         flood = max(lim.output_bytes, 1) * OUTPUT_FLOOD_FACTOR
@@ -526,7 +330,7 @@ class _Run:
             for fd in self.disk_fds.values():
                 os.close(fd)
             self.disk_fds.clear()
-        return _Outcome(
+        return Watched(
             returncode=rc, seconds=seconds, stdout=out, stderr=err, status=bytes(self.status),
             killed_by_us=self.killed, timed_out=self.timed_out, limit_hit=self.limit_hit,
         )
@@ -534,6 +338,8 @@ class _Run:
     # -- limits
 
     def _check_limits(self) -> None:
+        if self.cgroup is None and self.find_cgroup is not None:
+            self.cgroup = self.find_cgroup()
         cg = self.cgroup
         if cg is not None:
             if cg.pids_limited():
@@ -561,7 +367,10 @@ class _Run:
     def _open_disks(self) -> None:
         """Hold fds on the sandbox's size-limited tmpfs mounts (recognised by their exact
         size), so that their fill level can be read even after the sandbox has ended."""
-        pid = _parse_status(bytes(self.status)).get("child-pid")
+        pid = parse_status(bytes(self.status)).get("child-pid")
+        if not isinstance(pid, int) and self.cgroup is not None:
+            # (docker) any process of the container's cgroup sees its mounts
+            pid = min(self.cgroup.pids(), default=None)
         if not isinstance(pid, int):
             return
         want = int(self.limits.disk_bytes)
@@ -647,7 +456,7 @@ def _tree_usage(root: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------- decoding
 
 
-def _parse_status(data: bytes) -> dict[str, object]:
+def parse_status(data: bytes) -> dict[str, object]:
     """Merge the JSON documents bwrap wrote to --json-status-fd (after our launcher's "R")."""
     text = data.decode("utf-8", errors="replace")
     if text.startswith("R"):
@@ -669,20 +478,14 @@ def _parse_status(data: bytes) -> dict[str, object]:
     return out
 
 
-def _decode_shell_status(code: int) -> tuple[int | None, int | None]:
+def decode_shell_status(code: int) -> tuple[int | None, int | None]:
     """bwrap and docker report a child killed by signal N as exit status 128+N."""
     if 128 < code < 128 + 65:
         return None, code - 128
     return code, None
 
 
-def _decode_popen(rc: int) -> tuple[int | None, int | None]:
-    if rc < 0:
-        return None, -rc
-    return rc, None
-
-
-def _setup_failure(what: str, res: _Outcome) -> str:
+def setup_failure(what: str, res: Watched) -> str:
     msg = res.stderr.text().strip()[-600:] or f"exit status {res.returncode}"
     hint = ""
     if "namespace" in msg or "uid map" in msg or "Operation not permitted" in msg:

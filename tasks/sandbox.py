@@ -1,7 +1,8 @@
-"""Sandbox backends for running untrusted repro scripts: bwrap (default), docker, none.
+"""The pieces of the sandboxes that run untrusted repro scripts: command lines (bwrap, docker),
+cgroups, the seccomp filter, the host uid pool, the GPU bind list.
 
-This module builds command lines and manages the kernel objects that enforce limits (cgroups);
-``tasks.runner`` starts the process, watches it and turns what happened into a ``RunResult``.
+``tasks.backends`` puts them together, one backend object per worker; ``tasks.runner`` starts
+the process, watches it and turns what happened into a ``RunResult``.
 
 Layout of a bwrap sandbox (see :func:`bwrap_argv`):
 
@@ -12,10 +13,13 @@ Layout of a bwrap sandbox (see :func:`bwrap_argv`):
   (e.g. the venv and the pyenv it was made from), nothing else of the host: no home, no repo,
   no config files, no sockets; the root itself is remounted read-only;
 * a fresh ``/proc`` (sandbox processes only), a minimal ``/dev``;
-* one writable place: a size-limited tmpfs on ``/tmp`` holding the scratch directory
-  ``/tmp/scratch`` (cwd and ``HOME``) with ``repro.py`` copied into it; ``/dev/shm`` is
-  another size-limited tmpfs;
-* a non-root uid, ``--die-with-parent``, ``--new-session``, ``--clearenv`` + an allow-listed env.
+* one writable place: a size- and inode-limited tmpfs (mounted by
+  :func:`limits_wrapper_argv` in the run's own user namespace) whose ``tmp`` is ``/tmp``, holding
+  the scratch directory ``/tmp/scratch`` (cwd and ``HOME``) with ``repro.py`` copied into it, and
+  whose ``shm`` is ``/dev/shm``;
+* no host-wide ``/sys``: only the CPU topology, and for a GPU run what :func:`gpu_layout` names;
+* a non-root uid, ``--die-with-parent``, ``--new-session``, ``--clearenv`` + an allow-listed env;
+  per-user kernel counters of its own (see "per-user kernel counters" below).
 
 Limits for the whole process tree (memory, processes) come from a cgroup (v1 or v2) created
 per run under the worker's own cgroup, when the host lets us write there; otherwise the runner
@@ -25,6 +29,7 @@ falls back to polling the tree through ``/proc`` (see ``tasks.runner``).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import hashlib
 import json
@@ -49,6 +54,17 @@ SANDBOX_SCRATCH = "/tmp/scratch"
 SCRIPT_NAME = "repro.py"
 # The size-limited writable tmpfs mounts (each of ``RunLimits.disk_bytes``).
 SANDBOX_TMPFS = (SANDBOX_TMP, "/dev/shm")
+
+# Per-run caps on per-user kernel counters (see "per-user kernel counters" below).
+UID_POOL_START = 2_100_000_000  # far above login users, subuid ranges and systemd's dynamic uids
+UID_POOL_SIZE = 1024
+SANDBOX_NOFILE = 1024
+SANDBOX_INOTIFY_INSTANCES = 16
+SANDBOX_INOTIFY_WATCHES = 8192
+SANDBOX_SIGPENDING = 1024  # queued signals (RLIMIT_SIGPENDING; counted per user namespace level)
+# One inode of the scratch tmpfs per this many bytes of its size (at least SCRATCH_MIN_INODES).
+SCRATCH_BYTES_PER_INODE = 16 * 1024
+SCRATCH_MIN_INODES = 4096
 
 # Environment variables the child always gets (values fixed here or computed per run).
 BASE_ENV_NAMES = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TVM_BACKTRACE", "PYTHONFAULTHANDLER")
@@ -391,6 +407,45 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     return b"".join(prog)
 
 
+# Namespace-making calls a docker run never needs (bwrap's --disable-userns and dropped
+# capabilities cover them there): a user namespace would hand the script every capability
+# over new mount/cgroup namespaces. clone3 cannot be filtered by its flags: ENOSYS makes the C
+# library fall back to clone, whose flags are.
+_DOCKER_DENIED = ("unshare", "setns", "mount", "umount2", "pivot_root", "fsopen", "fsmount",
+                  "open_tree", "move_mount")
+_CLONE_NS_FLAGS = 0x7E020000  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
+_ENOSYS = 38
+
+
+def docker_seccomp_profile(machine: str | None = None) -> dict[str, Any]:
+    """A seccomp profile for ``docker run --security-opt seccomp=FILE``: what bwrap's filter
+    denies (:func:`seccomp_filter`: keyrings, bpf, perf, userfaultfd, io_uring, AF_VSOCK and
+    AF_BLUETOOTH sockets...) plus namespace creation; everything else is allowed (the container
+    has no capabilities and no new privileges)."""
+    import platform
+
+    m = machine or platform.machine()
+    names = sorted(_DENIED_SYSCALLS.get(m, _DENIED_SYSCALLS["x86_64"]))
+    arch = {"x86_64": ["SCMP_ARCH_X86_64"], "aarch64": ["SCMP_ARCH_AARCH64"]}.get(m, [])
+    rules: list[dict[str, Any]] = [
+        {"names": [*names, *_DOCKER_DENIED], "action": "SCMP_ACT_ERRNO", "errnoRet": _EPERM},
+        {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": _ENOSYS},
+    ]
+    # clone with any namespace flag: one rule per flag ((flags & f) == f)
+    bit = 1
+    while bit <= _CLONE_NS_FLAGS:
+        if _CLONE_NS_FLAGS & bit:
+            rules.append({"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": _EPERM,
+                          "args": [{"index": 0, "value": bit, "valueTwo": bit,
+                                    "op": "SCMP_CMP_MASKED_EQ"}]})
+        bit <<= 1
+    for fam in _DENIED_SOCKET_FAMILIES:
+        rules.append({"names": ["socket"], "action": "SCMP_ACT_ERRNO",
+                      "errnoRet": _EAFNOSUPPORT,
+                      "args": [{"index": 0, "value": fam, "op": "SCMP_CMP_EQ"}]})
+    return {"defaultAction": "SCMP_ACT_ALLOW", "architectures": arch, "syscalls": rules}
+
+
 def drop_privileges_argv(uid: int, inner: Sequence[str], setpriv: str = "setpriv") -> list[str]:
     """Run ``inner`` (bwrap) as host uid/gid ``uid`` with no groups, capabilities or new
     privileges. Used when the worker runs as root: otherwise bwrap maps the sandbox user to host
@@ -421,9 +476,143 @@ def proc_files_to_hide() -> tuple[str, ...]:
     return tuple(f for f in _PROC_ROOT_ONLY if os.path.lexists(f))
 
 
-def gpu_device_nodes() -> tuple[str, ...]:
+def gpu_device_nodes(dev_root: str = "/dev") -> tuple[str, ...]:
     """The NVIDIA device nodes of this host (``/dev/nvidia*``, ``/dev/nvidia-caps``)."""
-    return tuple(sorted(glob.glob("/dev/nvidia*")))
+    return tuple(sorted(glob.glob(os.path.join(dev_root, "nvidia*"))))
+
+
+# ----------------------------------------------------------------- what a GPU run may see
+#
+# A GPU run gets exactly what the CUDA driver (libcuda) and NVML read, nothing host-wide:
+#
+# * the device nodes ``/dev/nvidia0..N``, ``/dev/nvidiactl``, ``/dev/nvidia-uvm(-tools)``,
+#   ``/dev/nvidia-modeset`` and ``/dev/nvidia-caps/*`` (MIG): the driver's only interface;
+# * ``/proc/driver/nvidia`` (``params``, ``version``, ``gpus/<bdf>/information``,
+#   ``capabilities``): libcuda reads the module parameters and the MIG capabilities there,
+#   NVML the per-GPU information;
+# * per GPU, its PCI device directory ``/sys/bus/pci/devices/<bdf>`` (a link to
+#   ``/sys/devices/pci.../<bdf>``, bound at its real path): NVML and libcuda read
+#   ``numa_node``, ``local_cpulist``, ``vendor``/``device``, link speed and width, ``power/``;
+# * ``/sys/devices/system/node`` (NUMA topology, for CPU/memory affinity) next to
+#   ``/sys/devices/system/cpu``, which every run already gets;
+# * ``/sys/module/nvidia/version`` (the driver version, read by some NVML builds).
+#
+# Never the rest of ``/sys``: not the cgroup tree (other runs' cgroups), not ``kernel/slab``,
+# ACPI tables, ``class/net``, other PCI devices. As for ``/proc``, files only root can read
+# (the PCI ``resource*`` BARs, ``rom``, ``reset``...) are covered with an empty file.
+
+NVIDIA_PCI_VENDOR = "0x10de"
+# PCI class 0x03xxxx: display controllers (VGA 0x0300, 3D controller 0x0302); NVIDIA audio
+# functions and USB controllers on the same card are not needed.
+_GPU_PCI_CLASS_PREFIX = "0x03"
+# How deep to look for root-only files inside a bound sysfs directory.
+_HIDE_SCAN_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class GpuLayout:
+    """What a GPU run binds: each a (host source, path in the sandbox) pair, all read-only
+    except ``devices`` (device nodes, bound as devices)."""
+
+    devices: tuple[tuple[str, str], ...] = ()  # (host node, path in the sandbox)
+    ro_binds: tuple[tuple[str, str], ...] = ()
+    symlinks: tuple[tuple[str, str], ...] = ()  # (link target, link path in the sandbox)
+    hide: tuple[str, ...] = ()  # sandbox paths covered with an empty file (root-only on host)
+
+
+def gpu_pci_devices(sys_root: str = "/sys") -> tuple[str, ...]:
+    """The PCI addresses (``0000:01:00.0``) of the NVIDIA GPUs under ``sys_root``."""
+    base = os.path.join(sys_root, "bus", "pci", "devices")
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return ()
+    out = []
+    for bdf in names:
+        vendor = _read_small(os.path.join(base, bdf, "vendor"))
+        cls = _read_small(os.path.join(base, bdf, "class"))
+        if vendor == NVIDIA_PCI_VENDOR and cls.startswith(_GPU_PCI_CLASS_PREFIX):
+            out.append(bdf)
+    return tuple(out)
+
+
+def gpu_layout(sys_root: str = "/sys", proc_root: str = "/proc",
+               dev_root: str = "/dev") -> GpuLayout:
+    """The binds of a GPU run on this host (see above). ``*_root`` name where the host's
+    sysfs, procfs and /dev are (tests pass a fake tree); sandbox paths are always the real
+    ones (``/sys``, ``/proc``, ``/dev``)."""
+    binds: list[tuple[str, str]] = []
+    links: list[tuple[str, str]] = []
+    hide: list[str] = []
+
+    def sandbox_path(host: str, root: str, real: str) -> str:
+        rel = os.path.relpath(host, root)
+        return real if rel == "." else os.path.join(real, rel)
+
+    def bind_dir(host: str, root: str, real: str) -> None:
+        dest = sandbox_path(host, root, real)
+        binds.append((host, dest))
+        hide.extend(sandbox_path(f, root, real) for f in _root_only_files(host))
+
+    devices = [(d, sandbox_path(d, dev_root, "/dev")) for d in gpu_device_nodes(dev_root)]
+    sys_real = os.path.realpath(sys_root)
+    for bdf in gpu_pci_devices(sys_root):
+        link = os.path.join(sys_root, "bus", "pci", "devices", bdf)
+        real = os.path.realpath(link)
+        if not _is_within(real, sys_real) or not os.path.isdir(real):
+            continue  # a link out of sysfs: never follow it
+        bind_dir(real, sys_real, "/sys")
+        links.append((sandbox_path(real, sys_real, "/sys"),
+                      f"/sys/bus/pci/devices/{bdf}"))
+    if binds:  # only with a GPU: NUMA topology and the driver version
+        for extra in (("devices", "system", "node"), ("module", "nvidia", "version")):
+            host = os.path.join(sys_root, *extra)
+            if os.path.exists(host) and not os.path.islink(host):
+                if os.path.isdir(host):
+                    bind_dir(host, sys_root, "/sys")
+                elif _world_readable(host):
+                    binds.append((host, sandbox_path(host, sys_root, "/sys")))
+    nv = os.path.join(proc_root, "driver", "nvidia")
+    if (binds or devices) and os.path.isdir(nv):
+        bind_dir(nv, proc_root, "/proc")
+    return GpuLayout(devices=tuple(devices), ro_binds=tuple(binds), symlinks=tuple(links),
+                     hide=tuple(sorted(set(hide))))
+
+
+def _read_small(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read(64).strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _world_readable(path: str) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & 0o004)
+    except OSError:
+        return False
+
+
+def _root_only_files(top: str, depth: int = _HIDE_SCAN_DEPTH) -> list[str]:
+    """Regular files under ``top`` (not following links) that others cannot read."""
+    out: list[str] = []
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return out
+    for e in entries:
+        try:
+            if e.is_symlink():
+                continue
+            if e.is_dir(follow_symlinks=False):
+                if depth > 0:
+                    out.extend(_root_only_files(e.path, depth - 1))
+            elif not e.stat(follow_symlinks=False).st_mode & 0o004:
+                out.append(e.path)
+        except OSError:
+            continue
+    return out
 
 
 def bwrap_argv(
@@ -439,7 +628,9 @@ def bwrap_argv(
     status_fd: int | None = None,
     gpu: bool = False,
     gpu_devices: Sequence[str] = (),
+    gpu_binds: GpuLayout | None = None,
     proc_hide: Sequence[str] = (),
+    scratch_mount: str | None = None,
     bwrap: str = "bwrap",
 ) -> list[str]:
     """The full bwrap command line for one run (pure: no I/O).
@@ -448,6 +639,11 @@ def bwrap_argv(
     ``seccomp_fd``: fd holding the BPF program of :func:`seccomp_filter`.
     ``proc_hide``: files of the sandbox's /proc covered by an empty file
     (:func:`proc_files_to_hide`).
+    ``gpu``: bind what a GPU run needs: ``gpu_binds`` (:func:`gpu_layout`), or only the
+    device nodes ``gpu_devices``.
+    ``scratch_mount``: a tmpfs mounted by :func:`limits_wrapper_argv` (size- and
+    inode-limited) whose ``tmp`` and ``shm`` become ``/tmp`` and ``/dev/shm``; without it bwrap
+    mounts two tmpfs of ``disk_bytes`` each (no inode limit).
     """
     a: list[str] = [
         bwrap,
@@ -486,13 +682,24 @@ def bwrap_argv(
     for f in proc_hide:
         a += ["--ro-bind", "/dev/null", f]
     if gpu:
-        for dev in gpu_devices:
-            a += ["--dev-bind", dev, dev]
-        # The CUDA driver and NVML read PCI and driver information from /sys.
-        a += ["--ro-bind-try", "/sys", "/sys"]
-    size = str(int(limits.disk_bytes))
-    a += ["--size", size, "--tmpfs", "/dev/shm"]
-    a += ["--size", size, "--perms", "1777", "--tmpfs", SANDBOX_TMP]
+        layout = gpu_binds if gpu_binds is not None else GpuLayout(
+            devices=tuple((d, d) for d in gpu_devices))
+        for src, dest in layout.devices:
+            a += ["--dev-bind", src, dest]
+        # Only the GPUs' own PCI directories, NUMA nodes and driver files (see gpu_layout).
+        for src, dest in layout.ro_binds:
+            a += ["--ro-bind", src, dest]
+        for target, link in layout.symlinks:
+            a += ["--symlink", target, link]
+        for f in layout.hide:
+            a += ["--ro-bind", "/dev/null", f]
+    if scratch_mount is not None:
+        a += ["--bind", f"{scratch_mount}/shm", "/dev/shm"]
+        a += ["--bind", f"{scratch_mount}/tmp", SANDBOX_TMP]
+    else:
+        size = str(int(limits.disk_bytes))
+        a += ["--size", size, "--tmpfs", "/dev/shm"]
+        a += ["--size", size, "--perms", "1777", "--tmpfs", SANDBOX_TMP]
     a += ["--remount-ro", "/dev"]  # /dev/shm (its own tmpfs) stays writable
     for d in late:
         a += ["--ro-bind", d, d]
@@ -525,7 +732,7 @@ def _top_level(path: str) -> list[str]:
 
 # --------------------------------------------------------------------------- docker
 
-DOCKER_SCRATCH = "/scratch"
+DOCKER_SCRATCH = SANDBOX_SCRATCH  # /tmp/scratch, as in bwrap
 
 
 def docker_argv(
@@ -539,13 +746,21 @@ def docker_argv(
     uid: int,
     gpu: bool = False,
     docker: str = "docker",
+    nofile: int = SANDBOX_NOFILE,
+    cidfile: str | None = None,
+    owner: int | None = None,
+    gpu_binds: GpuLayout | None = None,
+    seccomp_profile: str | None = None,
 ) -> list[str]:
     """``docker run`` for one run. The script arrives on stdin and is written to the scratch
-    tmpfs by the container's own shell before ``exec python``; nothing of the host is mounted."""
+    tmpfs by the container's own shell before ``exec python``; nothing of the host is mounted.
+    ``uid`` is the run's own host uid (a container shares the host's per-user counters)."""
     size = int(limits.disk_bytes)
+    inodes = scratch_inodes(size)
     a = [
         docker, "run", "--name", name, "-i",
         "--network", "none",
+        "--hostname", "reprobot-sandbox",
         "--read-only",
         "--memory", str(int(limits.memory_bytes)),
         "--memory-swap", str(int(limits.memory_bytes)),
@@ -554,24 +769,162 @@ def docker_argv(
         "--cap-drop", "ALL",
         "--security-opt", "no-new-privileges",
         "--ipc", "private",
-        "--tmpfs", f"{DOCKER_SCRATCH}:rw,exec,size={size},mode=1777",
-        "--tmpfs", f"/tmp:rw,exec,size={size},mode=1777",
-        "--tmpfs", f"/dev/shm:rw,size={size},mode=1777",
-        "--workdir", DOCKER_SCRATCH,
+        # Like bwrap: scratch is a directory of the size- and inode-limited /tmp (a tmpfs on
+        # a directory of the image would take the image directory's owner and mode).
+        "--tmpfs", f"/tmp:rw,exec,size={size},nr_inodes={inodes},mode=1777",
+        "--tmpfs", f"/dev/shm:rw,size={size},nr_inodes={inodes},mode=1777",
         "--ulimit", "core=0",
+        "--ulimit", f"nofile={int(nofile)}:{int(nofile)}",
+        "--ulimit", f"sigpending={SANDBOX_SIGPENDING}:{SANDBOX_SIGPENDING}",
         "--log-driver", "none",
     ]
+    if seccomp_profile is not None:  # a file with docker_seccomp_profile()
+        a += ["--security-opt", f"seccomp={seccomp_profile}"]
+    if cidfile is not None:
+        a += ["--cidfile", cidfile]  # the container's id, to find its cgroup
+    if owner is not None:
+        a += ["--label", f"{DOCKER_OWNER_LABEL}={int(owner)}"]
+    # No host-wide /sys (other containers' cgroups, slab, ACPI, class/net): an empty /sys
+    # with only the CPU topology, as in bwrap; a GPU run adds what gpu_layout names.
+    a += ["--tmpfs", "/sys:rw,size=64k,mode=0555",
+          "--volume", "/sys/devices/system/cpu:/sys/devices/system/cpu:ro"]
     if gpu:
         a += ["--gpus", "all"]
+        layout = gpu_binds or GpuLayout()
+        host_of = dict((dest, src) for src, dest in layout.ro_binds)
+        for src, dest in layout.ro_binds:
+            a += ["--volume", f"{src}:{dest}:ro"]
+        for target, link in layout.symlinks:  # docker makes no links: bind at the link path
+            if target in host_of:
+                a += ["--volume", f"{host_of[target]}:{link}:ro"]
+        for f in layout.hide:
+            a += ["--volume", f"/dev/null:{f}:ro"]
     for k, v in sorted(env.items()):
         a += ["--env", f"{k}={v}"]
-    inner = f'cat > {SCRIPT_NAME} && exec {shlex.quote(python)} -X faulthandler {SCRIPT_NAME} "$@"'
+    # Exit status 125 when the launcher cannot set up scratch: our failure, never the script's.
+    inner = (f"{{ mkdir -p {DOCKER_SCRATCH} && cd {DOCKER_SCRATCH} && cat > {SCRIPT_NAME}; }} "
+             f"|| exit 125; exec {shlex.quote(python)} -X faulthandler {SCRIPT_NAME} \"$@\"")
     a += ["--entrypoint", "/bin/sh", image, "-c", inner, "sh", *args]
     return a
 
 
 def docker_env(pass_env: Mapping[str, str]) -> dict[str, str]:
     return child_env(home=DOCKER_SCRATCH, tmpdir="/tmp", pass_env=pass_env)
+
+
+DOCKER_OWNER_LABEL = "reprobot.worker-pid"
+
+
+def docker_cgroup(container_id: str, root: str = "/sys/fs/cgroup") -> Cgroup | None:
+    """The cgroup docker made for a running container (cgroupfs or systemd driver, cgroup v1 or
+    v2), to read its OOM and pids events while it runs; None until it exists."""
+    cid = container_id.strip()
+    if not cid or "/" in cid or cid.startswith("."):
+        return None
+    for rel in (f"docker/{cid}", f"system.slice/docker-{cid}.scope"):
+        v1 = {c: Path(root, c, rel) for c in ("memory", "pids")}
+        if all((d / "cgroup.procs").exists() for d in v1.values()):
+            return Cgroup(1, v1)
+        v2 = Path(root, rel)
+        if (v2 / "cgroup.procs").exists() and (v2 / "pids.events").exists():
+            return Cgroup(2, {"unified": v2})
+    return None
+
+
+# ------------------------------------------------------------- per-user kernel counters
+#
+# The kernel counts some resources per user, across all of that user's processes: inotify
+# instances and watches, pipe buffers, pending signals, message queues, RLIMIT_NPROC. A run
+# that exhausts one would starve every other run of the same host uid, and the worker. So:
+#
+# * each run leases its own host uid from a pool (a root worker: bwrap is started as that uid
+#   with setpriv; the docker backend: ``--user``), so its counters are its own;
+# * each bwrap run starts in a user namespace of its own (:func:`limits_wrapper_argv`) whose
+#   inotify limits are small: the kernel charges a child namespace's use to the parent's
+#   counter of the namespace's owner, capped by the child's own limit;
+# * the open-files limit (soft and hard) is low, so the tree cannot fill the system file
+#   table (at most ``max_processes`` x ``SANDBOX_NOFILE`` open files, all charged to the
+#   run's memory cgroup);
+# * the scratch tmpfs has an inode limit: millions of empty files (or links, or
+#   directories) fill it like bytes do, long before the memory limit.
+
+# (the numbers are at the top of this module)
+
+
+def scratch_inodes(disk_bytes: int) -> int:
+    """How many files, directories and links the scratch tmpfs may hold."""
+    return max(SCRATCH_MIN_INODES, int(disk_bytes) // SCRATCH_BYTES_PER_INODE)
+
+
+@dataclass
+class UidLease:
+    """A host uid held for one run (an flock on its lock file); ``release`` when done."""
+
+    uid: int
+    fd: int
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
+
+
+def default_uid_lock_dir() -> Path:
+    if os.geteuid() == 0:
+        return Path("/run/reprobot/uid-pool")
+    base = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/reprobot-{os.geteuid()}"
+    return Path(base) / "uid-pool"
+
+
+def lease_uid(lock_dir: Path | None = None, *, start: int = UID_POOL_START,
+              size: int = UID_POOL_SIZE) -> UidLease:
+    """Lease a host uid no other run of this host holds (lock files shared by all workers of
+    the host). Raises InfraError when all are taken."""
+    d = lock_dir or default_uid_lock_dir()
+    try:
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        raise InfraError(f"cannot make the sandbox uid pool's lock directory {d}: {e}") from e
+    first = int.from_bytes(os.urandom(2), "little") % size
+    for i in range(size):
+        uid = start + (first + i) % size
+        try:
+            fd = os.open(d / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as e:
+            raise InfraError(f"cannot use the sandbox uid pool in {d}: {e}") from e
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        return UidLease(uid, fd)
+    raise InfraError(f"all {size} sandbox uids are in use (lock files in {d})")
+
+
+def limits_wrapper_argv(scratch: str, limits: RunLimits, inner: Sequence[str], *,
+                        unshare: str = "unshare", prlimit: str | None = None) -> list[str]:
+    """Start ``inner`` (bwrap) in a new user + mount namespace of its own, after mounting the
+    run's scratch tmpfs (size and inode limits) on the empty host directory ``scratch`` and
+    lowering the namespace's inotify limits. The mount exists only in that namespace."""
+    script = (
+        'mount -t tmpfs -o "size=$2,nr_inodes=$3,mode=0755" reprobot-scratch "$1" '
+        '&& mkdir -m 1777 "$1/tmp" "$1/shm" '
+        f"&& echo {SANDBOX_INOTIFY_INSTANCES} > /proc/sys/user/max_inotify_instances "
+        f"&& echo {SANDBOX_INOTIFY_WATCHES} > /proc/sys/user/max_inotify_watches "
+        "|| { echo \"reprobot-sandbox: cannot set up the run's namespace limits\" >&2; "
+        "exit 125; }; shift 3; exec \"$@\""
+    )
+    if prlimit is not None:
+        # Queued signals are counted per user at every namespace level, each level checked
+        # against the limit its namespace was created with. Lowered here, inside the run's
+        # namespace (created with the worker's limit): the run may queue SANDBOX_SIGPENDING,
+        # and runs sharing a host uid still share the worker's whole allowance, not this one.
+        n = SANDBOX_SIGPENDING
+        inner = [prlimit, f"--sigpending={n}:{n}", "--", *inner]
+    return [unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",
+            "/bin/sh", "-c", script, "reprobot-limits", scratch, str(int(limits.disk_bytes)),
+            str(scratch_inodes(limits.disk_bytes)), *inner]
 
 
 # --------------------------------------------------------------------------- cgroups
@@ -815,11 +1168,13 @@ def _remove_stale(parent: Path) -> None:
 
 
 def join_cgroup_argv(procs_files: Sequence[str], inner: Sequence[str], *, status_fd: int | None,
-                     nproc: int | None = None) -> list[str]:
+                     nproc: int | None = None, nofile: int | None = None) -> list[str]:
     """Prefix ``inner`` with a tiny shell that moves itself into the cgroups (so that every
-    descendant starts inside them: no race), sets rlimits, tells the status pipe it is ready,
-    and execs ``inner``."""
+    descendant starts inside them: no race), sets rlimits (``nofile``: soft and hard), tells
+    the status pipe it is ready, and execs ``inner``."""
     lines = ["ulimit -c 0"]
+    if nofile is not None:
+        lines.append(f"ulimit -n {int(nofile)}")
     if nproc is not None:
         lines.append(f"ulimit -p {int(nproc)} 2>/dev/null")
     n = len(procs_files)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bot.cli import _runner_factory
 from bot.evaluate import compare_scripts, main
 
 F = "```"
@@ -78,7 +79,8 @@ def test_no_run_reports_extraction_agreement(corpus: Path, capsys: pytest.Captur
 @pytest.mark.tvm
 def test_run_reports_outcomes_and_verdicts(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(corpus), "--sandbox", "none", "--timeout", "120",
-                 "--tvm-python", sys.executable, "--case", "passes", "--case", "no-code"]) == 0
+                 "--tvm-python", sys.executable, "--case", "passes", "--case", "no-code"],
+                runner=_runner_factory) == 0
     out = capsys.readouterr().out
     assert "2 cases" in out
     got = agreement(out)

@@ -17,6 +17,7 @@ from bot.config import Config, GitHubConfig, ServiceConfig, TvmConfig
 from bot.github import FAST_POLICY, GitHubClient
 from bot.service import Services, fetch_issue, mark_running, report, run_job, triage_issue
 from bot.state import State, connect
+from tasks.runner import SandboxRunner
 
 MARKER = "<!-- reprobot -->"
 FENCE = "```"
@@ -78,7 +79,9 @@ def bot_comments(gh: FakeGitHub, n: int) -> list[dict[str, Any]]:
 
 
 def run(s: Services, request: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    return run_job(request, config=kw.pop("config", s.config), state=s.state,
+    cfg = kw.pop("config", s.config)
+    runner = kw.pop("runner", None) or SandboxRunner(cfg.sandbox, cache_dir=s.cache_dir)
+    return run_job(request, config=cfg, state=s.state, runner=runner,
                    hostname=s.hostname, cache_dir=s.cache_dir, **kw)
 
 

@@ -319,8 +319,12 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     build = None
     with contextlib.ExitStack() as stack:
         if the_plan.repro.found:
-            build = _pick_build(args, cfg, stack)
-            run, environment, build = _run_triage(args, cfg, the_plan, build)
+            from tasks.runner import SandboxRunner
+
+            cache = None if args.no_cache else _cache_dir()
+            runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
+            build = _pick_build(args, cfg, stack, host=runner.sandbox.host_interpreter)
+            run, environment, build = _run_triage(args, cfg, the_plan, build, runner, cache)
 
     from bot.pipeline import conclude
 
@@ -335,7 +339,8 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
-def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack) -> Any:
+def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack, *,
+                host: bool = True) -> Any:
     """The build a triage runs on, resolved once and held in use until the run ends:
     --tvm-python (ad hoc) > --build > the default build > the configured interpreter (ad hoc)."""
     from bot.builds import KIND_ADHOC, BuildInfo, default_build
@@ -347,33 +352,30 @@ def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitSta
             name = default_build(reg.list(), cfg.builds.default)
         if name:
             return stack.enter_context(reg.use(name))
-    python = _resolve_python(cfg.tvm.python)
+    # (docker: tvm.python is the interpreter inside the image)
+    python = _resolve_python(cfg.tvm.python) if host else cfg.tvm.python
     return BuildInfo(name=KIND_ADHOC, kind=KIND_ADHOC, python=python, source="")
 
 
-def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any,
-                build: Any) -> tuple[Any, dict[str, str], Any]:
+def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any, build: Any,
+                runner: Any, cache: Path | None) -> tuple[Any, dict[str, str], Any]:
     """Run the repro on ``build``'s interpreter; (run, environment, build with its identity)."""
     from dataclasses import replace as _replace
 
     from bot.builds import KIND_ADHOC
-    from tasks.probe import probe_environment
-    from tasks.runner import run_script
 
     python = build.python
     pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
-    cache = None if args.no_cache else _cache_dir()
     # While the script runs, a second thread probes the environment (cached per
     # interpreter) and loads the second half of the pipeline, so neither adds wall time.
-    side = _Beside(lambda: _probe_and_load(probe_environment, python, cache))
-    run = run_script(
+    side = _Beside(lambda: _probe_and_load(
+        lambda p, cache_dir: runner.environment(p), python, cache))
+    run = runner.run(
         the_plan.repro.script,
         python=python,
         args=the_plan.repro.args,
-        sandbox=cfg.sandbox,
         gpu=the_plan.worker == "gpu",
         pass_env=pass_env,
-        cache_dir=cache,
     )
     environment = side.result()
     if build.kind == KIND_ADHOC:
@@ -441,9 +443,13 @@ def _triage_matrix(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: 
     primary_name = args.build or default_build(builds, cfg.builds.default) or builds[0].name
     runs: list[tuple[Any, Any]] = []
     if the_plan.repro.found:
+        from tasks.runner import SandboxRunner
+
+        cache = None if args.no_cache else _cache_dir()
+        runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
         for b in builds:
             with reg.use(b.name) as info:
-                run, environment, info = _run_triage(args, cfg, the_plan, info)
+                run, environment, info = _run_triage(args, cfg, the_plan, info, runner, cache)
             t = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix,
                          build=info)
             runs.append((info, t))

@@ -101,6 +101,23 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("beat", help="schedule `builds update main` every builds.update_every")
     b.set_defaults(func=_cmd_beat)
+
+    a = sub.add_parser("app", help="the GitHub App: print its manifest")
+    app_sub = a.add_subparsers(dest="app_command", required=True)
+    m = app_sub.add_parser("manifest", help="print the GitHub App manifest JSON (manifest flow)")
+    m.add_argument("--url", required=True, help="the bot's public base URL, e.g. https://HOST")
+    m.add_argument("--name", default="reprobot", help="the App's name on GitHub")
+    m.add_argument("--public", action="store_true", help="let other accounts install the App")
+    m.add_argument("--form", action="store_true",
+                   help="print an HTML page that posts the manifest to GitHub instead")
+    m.add_argument("--org", default="", help="with --form: register the App under this org")
+    m.set_defaults(func=_cmd_app_manifest)
+
+    h = sub.add_parser("healthcheck",
+                       help="exit 0 when this container's reprobot process is healthy")
+    h.add_argument("--port", type=int, default=0,
+                   help="receiver port (default: from the running 'reprobot serve')")
+    h.set_defaults(func=_cmd_healthcheck)
     return p
 
 
@@ -302,8 +319,12 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     build = None
     with contextlib.ExitStack() as stack:
         if the_plan.repro.found:
-            build = _pick_build(args, cfg, stack)
-            run, environment, build = _run_triage(args, cfg, the_plan, build)
+            from tasks.runner import SandboxRunner
+
+            cache = None if args.no_cache else _cache_dir()
+            runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
+            build = _pick_build(args, cfg, stack, host=runner.sandbox.host_interpreter)
+            run, environment, build = _run_triage(args, cfg, the_plan, build, runner, cache)
 
     from bot.pipeline import conclude
 
@@ -318,7 +339,8 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
-def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack) -> Any:
+def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack, *,
+                host: bool = True) -> Any:
     """The build a triage runs on, resolved once and held in use until the run ends:
     --tvm-python (ad hoc) > --build > the default build > the configured interpreter (ad hoc)."""
     from bot.builds import KIND_ADHOC, BuildInfo, default_build
@@ -330,33 +352,30 @@ def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitSta
             name = default_build(reg.list(), cfg.builds.default)
         if name:
             return stack.enter_context(reg.use(name))
-    python = _resolve_python(cfg.tvm.python)
+    # (docker: tvm.python is the interpreter inside the image)
+    python = _resolve_python(cfg.tvm.python) if host else cfg.tvm.python
     return BuildInfo(name=KIND_ADHOC, kind=KIND_ADHOC, python=python, source="")
 
 
-def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any,
-                build: Any) -> tuple[Any, dict[str, str], Any]:
+def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any, build: Any,
+                runner: Any, cache: Path | None) -> tuple[Any, dict[str, str], Any]:
     """Run the repro on ``build``'s interpreter; (run, environment, build with its identity)."""
     from dataclasses import replace as _replace
 
     from bot.builds import KIND_ADHOC
-    from tasks.probe import probe_environment
-    from tasks.runner import run_script
 
     python = build.python
     pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
-    cache = None if args.no_cache else _cache_dir()
     # While the script runs, a second thread probes the environment (cached per
     # interpreter) and loads the second half of the pipeline, so neither adds wall time.
-    side = _Beside(lambda: _probe_and_load(probe_environment, python, cache))
-    run = run_script(
+    side = _Beside(lambda: _probe_and_load(
+        lambda p, cache_dir: runner.environment(p), python, cache))
+    run = runner.run(
         the_plan.repro.script,
         python=python,
         args=the_plan.repro.args,
-        sandbox=cfg.sandbox,
         gpu=the_plan.worker == "gpu",
         pass_env=pass_env,
-        cache_dir=cache,
     )
     environment = side.result()
     if build.kind == KIND_ADHOC:
@@ -424,9 +443,13 @@ def _triage_matrix(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: 
     primary_name = args.build or default_build(builds, cfg.builds.default) or builds[0].name
     runs: list[tuple[Any, Any]] = []
     if the_plan.repro.found:
+        from tasks.runner import SandboxRunner
+
+        cache = None if args.no_cache else _cache_dir()
+        runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
         for b in builds:
             with reg.use(b.name) as info:
-                run, environment, info = _run_triage(args, cfg, the_plan, info)
+                run, environment, info = _run_triage(args, cfg, the_plan, info, runner, cache)
             t = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix,
                          build=info)
             runs.append((info, t))
@@ -617,6 +640,27 @@ def _cmd_worker(args: argparse.Namespace, cfg: Config) -> int:
         raise ReprobotError("--concurrency must be at least 1")
     run_worker(cfg, queues, args.concurrency, with_beat=args.beat)
     return 0
+
+
+def _cmd_app_manifest(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.app_manifest import manifest, manifest_form
+
+    data = manifest(args.url, name=args.name, public=args.public)
+    if args.form:
+        print(manifest_form(data, args.org), end="")
+    else:
+        if args.org:
+            raise ReprobotError("--org goes with --form")
+        print(json.dumps(data, indent=2))
+    return 0
+
+
+def _cmd_healthcheck(args: argparse.Namespace, cfg: Config) -> int:
+    from bot.health import check
+
+    ok, message = check(cfg, port=args.port)
+    print(message)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -280,16 +280,20 @@ def prepare_worker(config: Config, queues: list[str]) -> tuple[Config, dict[str,
     if "build" in queues and "triage" in queues:
         raise ReprobotError("the build queue runs trusted builds with no GitHub credentials: "
                             "serve it from another worker than the triage queue")
-    if "cpu" in queues or "gpu" in queues or "build" in queues:
+    if "build" in queues:
         from tasks.backends import make_sandbox
 
-        # raises InfraError with how to fix
+        # the smoke test of a new build runs in the sandbox: raises InfraError with how to fix
         info["sandbox"] = make_sandbox(config.sandbox).check()
+    if "cpu" in queues or "gpu" in queues or "build" in queues:
         info["builds_dir"] = config.builds.dir or "default"
         info["builds"] = builds_summary(config)
     if "cpu" in queues or "gpu" in queues:
+        from tasks.backends import make_sandbox
         from tasks.probe import probe_environment
 
+        # raises InfraError with how to fix
+        info["sandbox"] = make_sandbox(config.sandbox).check()
         try:
             env = probe_environment(config.tvm.python, cache_dir=probe_cache_dir())
         except ReprobotError as e:
@@ -360,7 +364,7 @@ def run_beat(config: Config, *, loglevel: str = "INFO") -> None:
     logging.basicConfig(level=getattr(logging, loglevel, logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = make_celery(config)
-    app.conf.beat_schedule = {**beat_schedule(config), **build_schedule(config)}
+    app.conf.beat_schedule = build_schedule(config)  # the sweep runs in a triage --beat
     schedule = probe_cache_dir() / "celerybeat-schedule"
     schedule.parent.mkdir(parents=True, exist_ok=True)
     app.start(["beat", "--loglevel", loglevel, "--schedule", str(schedule)])

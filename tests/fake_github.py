@@ -208,7 +208,7 @@ def _not_found() -> _HTTPError:
 
 
 class FakeGitHub:
-    """In-memory GitHub REST API served over HTTP on 127.0.0.1."""
+    """In-memory GitHub REST API served over HTTP on 127.0.0.1 (or ``host``)."""
 
     def __init__(
         self,
@@ -219,7 +219,11 @@ class FakeGitHub:
         app_slug: str = "reprobot",
         token_ttl_s: float = 3600.0,
         rate_limit: int = 5000,
+        host: str = "127.0.0.1",
     ) -> None:
+        # ``host``: the address served on and written into the URLs of the answers (another
+        # address than loopback lets containers reach the fake, e.g. the docker bridge's).
+        self.host = host
         # ``prefix`` mimics GitHub Enterprise's "/api/v3".
         self.prefix = "/" + prefix.strip("/") if prefix.strip("/") else ""
         self.app_id = str(app_id) if app_id is not None else None
@@ -257,7 +261,7 @@ class FakeGitHub:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, port: int | None = None) -> FakeGitHub:
-        """Serve on 127.0.0.1 (a free port, or the port of the previous start / ``port``)."""
+        """Serve on ``host`` (a free port, or the port of the previous start / ``port``)."""
         if self._server is not None:
             return self
         fake = self
@@ -271,7 +275,7 @@ class FakeGitHub:
             owner = fake
 
         use_port = port if port is not None else (self._port or 0)
-        self._server = Server(("127.0.0.1", use_port), Handler)
+        self._server = Server((self.host, use_port), Handler)
         self._port = self._server.server_address[1]
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -319,7 +323,7 @@ class FakeGitHub:
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     @property
     def url(self) -> str:

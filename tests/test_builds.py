@@ -162,7 +162,7 @@ def test_the_comment_names_the_build_and_links_its_commit():
     from bot.models import Issue, RunResult
     from bot.pipeline import conclude, plan
 
-    issue = Issue(title="[Bug] x", body="```python\nimport tvm\nprint(tvm.__version__)\n```\n")
+    issue = Issue(title="[Bug] x", body="```python\nimport tvm\nx = tvm.tir.const(1)\nprint(x)\n```\n")
     run = RunResult(exit_code=0, signal=None, seconds=0.5, stdout_tail="0.23.dev0\n")
     build = BuildInfo(name="main", kind="source", version="0.23.dev0", commit=SHA,
                       built_at="2026-11-30T05:00:00Z", python="/p",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,7 +122,10 @@ def test_matrix_on_real_wheels_finds_the_release_that_fixed_it(release_builds: P
     comment = data["comment"]
     assert comment.startswith("<!-- reprobot -->") and comment.count("<!-- reprobot -->") == 1
     assert "| `0.26.0` (your version) |" in comment
-    assert "**History:** fails on `0.26.0`, passes on `0.27.0.post1`" in comment
+    history_line = next(ln for ln in comment.splitlines() if ln.startswith("**History:**"))
+    # each build named in a code span (linked to its commit when the build knows it)
+    assert re.match(r"\*\*History:\*\* fails on \[?`0\.26\.0`.*, passes on \[?`0\.27\.0\.post1`",
+                    history_line), history_line
     assert comment.index("**Builds:**") < comment.index("<sub>")  # above the footer
 
     # One build only: nothing to compare, history is null; an unknown build is a clear error.

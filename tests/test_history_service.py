@@ -11,6 +11,7 @@ real GitHub client against the fake GitHub, real runs in the sandbox on real bui
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -121,7 +122,10 @@ def test_retest_all_runs_every_build_into_one_comment(svc, fake_github: FakeGitH
     (c,) = bot_comments(fake_github, n)
     body = c["body"]
     assert "| `0.27.0.post1` |" in body and "| `0.26.0` (your version) |" in body
-    assert "**History:** fails on `0.26.0`, passes on `0.27.0.post1`" in body
+    history_line = next(ln for ln in body.splitlines() if ln.startswith("**History:**"))
+    # each build named in a code span (linked to its commit when the build knows it)
+    assert re.match(r"\*\*History:\*\* fails on \[?`0\.26\.0`.*, passes on \[?`0\.27\.0\.post1`",
+                    history_line), history_line
     latest = s.state.latest(REPO, n)
     assert latest is not None
     assert latest["history"]["kind"] == "fixed" and latest["history"]["last_bad"] == "0.26.0"

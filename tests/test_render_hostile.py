@@ -118,7 +118,8 @@ def triage(body: str, run: RunResult | None, env: dict[str, str] | None = None,
                     ENV if env is None else env, infra_error=infra)
 
 
-def script_issue(script: str = "import tvm\nprint(1)\n", after: str = "") -> str:
+def script_issue(script: str = "import tvm\nx = tvm.tir.const(1)\nprint(x)\n",
+                 after: str = "") -> str:
     return f"### To reproduce\n\n{FENCE}python\n{script}{FENCE}\n\n{after}"
 
 
@@ -207,7 +208,7 @@ PLACES: dict[str, tuple[Place, Outcome | None]] = {
     ),
     "script arguments": (
         lambda h: triage(
-            f"Save as repro.py:\n\n{FENCE}python\nimport sys\nimport tvm\nprint(sys.argv)\n{FENCE}\n\n"
+            f"Save as repro.py:\n\n{FENCE}python\nimport sys\nimport tvm\nn = len(sys.argv)\nprint(tvm.tir.const(n), sys.argv)\n{FENCE}\n\n"
             f"then run:\n\n{FENCE}\npython repro.py --name {'-'.join(one_line(h).split())}\n{FENCE}\n",
             RunResult(0, None, 1.0, sandbox="bwrap")),
         Outcome.PASSED,

@@ -300,9 +300,3 @@ def run_eval(args: argparse.Namespace, *, runner: RunnerFactory | None = None) -
             print(r.repro.script if r.repro.found else r.repro.reason)
     print(report(results, ran=run is not None))
     return 0
-
-
-if __name__ == "__main__":
-    from bot.cli import main as cli_main
-
-    raise SystemExit(cli_main(["eval", *sys.argv[1:]]))

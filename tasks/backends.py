@@ -30,15 +30,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from bot.config import SandboxConfig
 from bot.errors import InfraError
-from bot.models import RunLimits
+from bot.models import RunLimits, RunResult
 from tasks import sandbox as sb
-
-if TYPE_CHECKING:
-    from tasks.runner import Watched
+from tasks.watched import Watched, decode_shell_status, parse_status, setup_failure
 
 HOST_ENV = {"PATH": sb.SANDBOX_PATH, "LANG": "C.UTF-8"}
 
@@ -112,9 +110,10 @@ class Sandbox(ABC):
     def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
         """(exit code, signal) of the script; InfraError when the sandbox failed to start it."""
 
-    def environment(self, python: str) -> dict[str, str]:
+    def environment(self, python: str, run: Callable[..., RunResult]) -> dict[str, str]:
         """What the scripts' interpreter runs (TVM, CUDA, GPU...): ``tasks.probe``'s facts,
-        probed with our own trusted script where the interpreter lives (here: on the host)."""
+        probed with our own trusted script where the interpreter lives (here: on the host).
+        ``run`` is the runner's ``run_script``, for a backend that must probe inside itself."""
         from tasks.probe import probe_environment
 
         return dict(probe_environment(python, cache_dir=self.cache_dir))
@@ -297,7 +296,6 @@ class BwrapSandbox(Sandbox):
         return launch
 
     def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
-        from tasks.runner import decode_shell_status, parse_status, setup_failure
 
         status = parse_status(watched.status)
         if not watched.killed_by_us and watched.limit_hit is None and "exit-code" not in status:
@@ -365,13 +363,12 @@ class DockerSandbox(Sandbox):
         return (f"sandbox: docker image {image} (no network, read-only root, a host uid per "
                 f"run from a pool of {sb.UID_POOL_SIZE}, nofile {nofile_limit()})")
 
-    def environment(self, python: str) -> dict[str, str]:
+    def environment(self, python: str, run: Callable[..., RunResult]) -> dict[str, str]:
         """The interpreter lives in the image: the probe script runs in a container of it
-        (remembered per image id and interpreter)."""
+        (remembered per image id and interpreter), through the runner's ``run``."""
         from dataclasses import replace
 
         from tasks.probe import KEYS, PROBE_SCRIPT, PROBE_TIMEOUT_S
-        from tasks.runner import run_script
 
         image_id = subprocess.run(
             [self._docker(), "image", "inspect", "--format", "{{.Id}}",
@@ -382,7 +379,7 @@ class DockerSandbox(Sandbox):
             return dict(self._probed[key])
         limits = replace(self.limits, timeout_s=PROBE_TIMEOUT_S)
         box = DockerSandbox(replace(self.config, limits=limits))
-        res = run_script(PROBE_SCRIPT.read_text(), python=python, sandbox=box)
+        res = run(PROBE_SCRIPT.read_text(), python=python, sandbox=box)
         try:
             raw = json.loads(res.stdout_tail.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError) as e:
@@ -431,7 +428,6 @@ class DockerSandbox(Sandbox):
         return launch
 
     def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
-        from tasks.runner import decode_shell_status, setup_failure
 
         insp = subprocess.run(
             [self._docker(), "inspect", "--format", "{{.State.OOMKilled}} {{.State.ExitCode}}",
@@ -506,7 +502,6 @@ class NoSandbox(Sandbox):
         return launch
 
     def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
-        from tasks.runner import setup_failure
 
         if not watched.status.startswith(b"R"):
             raise InfraError(setup_failure("the runner's launcher", watched))

@@ -24,7 +24,6 @@ namespaces, the cgroup could not be joined); never for anything the script did.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import selectors
 import signal
@@ -32,7 +31,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.config import SandboxConfig
@@ -40,6 +38,14 @@ from bot.errors import InfraError
 from bot.models import RunLimits, RunResult
 from tasks import sandbox as sb
 from tasks.backends import HOST_ENV, Launch, RunSpec, Sandbox, make_sandbox
+from tasks.watched import (  # noqa: F401  (parse_status, decode_shell_status: runner's names too)
+    _READ_CHUNK,
+    Watched,
+    _Tail,
+    decode_shell_status,
+    parse_status,
+    setup_failure,
+)
 
 # A stream producing more than this many times its kept tail is an output flood: killed.
 OUTPUT_FLOOD_FACTOR = 50
@@ -53,7 +59,6 @@ DISK_FULL_SLACK = 64 * 1024
 # The repro's command-line arguments, all together (the kernel's own limit is ~2 MiB, 128 KiB
 # per argument); longer is refused with InfraError before anything starts.
 MAX_ARGS_BYTES = 64 * 1024
-_READ_CHUNK = 1 << 16
 
 
 def run_script(
@@ -112,7 +117,7 @@ class SandboxRunner:
                           pass_env=pass_env, cache_dir=self.cache_dir)
 
     def environment(self, python: str) -> dict[str, str]:
-        return self.sandbox.environment(python)
+        return self.sandbox.environment(python, run_script)
 
     def check(self) -> str:
         return self.sandbox.check()
@@ -128,56 +133,6 @@ def check_sandbox(sandbox: Sandbox | SandboxConfig) -> str:
 
 
 # --------------------------------------------------------------------------- the watcher
-
-
-class _Tail:
-    """Keeps the last ``cap`` bytes of a stream and counts all of it."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = max(0, int(cap))
-        self.buf = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        self.buf += chunk
-        if len(self.buf) > 2 * self.cap + _READ_CHUNK:
-            del self.buf[: len(self.buf) - self.cap]
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self.cap
-
-    def text(self) -> str:
-        data = bytes(self.buf[-self.cap:]) if self.cap else b""
-        return data.decode("utf-8", errors="replace")
-
-
-@dataclass
-class Watched:
-    returncode: int
-    seconds: float
-    stdout: _Tail
-    stderr: _Tail
-    status: bytes  # what the launcher and bwrap wrote to the status pipe
-    killed_by_us: bool
-    timed_out: bool
-    limit_hit: str | None
-    extra: dict[str, int] = field(default_factory=dict)
-
-    def result(self, code: int | None, sig: int | None, backend: str) -> RunResult:
-        return RunResult(
-            exit_code=code,
-            signal=sig,
-            seconds=round(self.seconds, 3),
-            timed_out=self.timed_out,
-            stdout_tail=self.stdout.text(),
-            stderr_tail=self.stderr.text(),
-            stdout_truncated=self.stdout.truncated,
-            stderr_truncated=self.stderr.truncated,
-            limit_hit=self.limit_hit,
-            sandbox=backend,
-        )
 
 
 class _Run:
@@ -456,38 +411,3 @@ def _tree_usage(root: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------- decoding
 
 
-def parse_status(data: bytes) -> dict[str, object]:
-    """Merge the JSON documents bwrap wrote to --json-status-fd (after our launcher's "R")."""
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("R"):
-        text = text[1:]
-    dec = json.JSONDecoder()
-    out: dict[str, object] = {}
-    i = 0
-    while True:
-        while i < len(text) and text[i] in " \r\n\t":
-            i += 1
-        if i >= len(text):
-            break
-        try:
-            obj, i = dec.raw_decode(text, i)
-        except json.JSONDecodeError:
-            break
-        if isinstance(obj, dict):
-            out.update(obj)
-    return out
-
-
-def decode_shell_status(code: int) -> tuple[int | None, int | None]:
-    """bwrap and docker report a child killed by signal N as exit status 128+N."""
-    if 128 < code < 128 + 65:
-        return None, code - 128
-    return code, None
-
-
-def setup_failure(what: str, res: Watched) -> str:
-    msg = res.stderr.text().strip()[-600:] or f"exit status {res.returncode}"
-    hint = ""
-    if "namespace" in msg or "uid map" in msg or "Operation not permitted" in msg:
-        hint = " " + sb.USERNS_HELP
-    return f"{what} failed before the script started: {msg}{hint}"

@@ -80,9 +80,7 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("eval", help="measure the bot against a folder of triaged issues",
                        description="Measure the bot against a folder of triaged issues.")
-    from bot.evaluate import add_arguments as eval_arguments
-
-    eval_arguments(e)
+    _eval_arguments(e)
     e.set_defaults(func=_cmd_eval)
 
     s = sub.add_parser("serve", help="serve the webhook receiver and the dashboard")
@@ -603,6 +601,18 @@ def _probe_and_load(probe: Callable[..., dict[str, str]], python: str,
     import bot.pipeline  # noqa: F401  (loaded here, beside the run, for conclude)
 
     return probe(python, cache_dir=cache)
+
+
+def _eval_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``reprobot eval`` (here, so that parsing loads no pipeline module)."""
+    p.add_argument("corpus", help="folder of cases (issue.json, expected.yaml, repro.py)")
+    p.add_argument("--jobs", type=int, default=2, help="cases run in parallel (default 2)")
+    p.add_argument("--no-run", action="store_true", help="extraction and needs only; run nothing")
+    p.add_argument("--tvm-python", default=sys.executable, help="interpreter with apache-tvm")
+    p.add_argument("--sandbox", choices=SANDBOX_BACKENDS, help="sandbox backend")
+    p.add_argument("--timeout", type=float, default=300.0, help="wall-time limit per script (s)")
+    p.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
+    p.add_argument("--show", action="store_true", help="print each extracted script")
 
 
 def _cmd_eval(args: argparse.Namespace, cfg: Config) -> int:

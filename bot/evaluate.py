@@ -18,11 +18,11 @@ import ast
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -30,11 +30,13 @@ from bot.config import SandboxConfig
 from bot.errors import ReprobotError
 from bot.models import Issue, Repro, RunLimits, RunResult
 from bot.pipeline import conclude, plan
-from bot.service import ScriptRunner
+
+if TYPE_CHECKING:
+    from bot.service import ScriptRunner
 
 # Makes the script runner for a sandbox config (``tasks.runner.SandboxRunner``); injected by
 # the entry point (``bot.cli``): ``bot`` never imports ``tasks``.
-RunnerFactory = Callable[[SandboxConfig], ScriptRunner]
+RunnerFactory = Callable[[SandboxConfig], "ScriptRunner"]
 
 FIELDS = ("has_repro", "shape", "script", "needs", "reported", "observed", "verdict")
 
@@ -241,25 +243,6 @@ def report(results: list[CaseResult], *, ran: bool) -> str:
         for r in errors:
             out.append(f"  {r.name}: {r.error}")
     return "\n".join(out)
-
-
-def main(argv: Sequence[str] | None = None, *, runner: RunnerFactory | None = None) -> int:
-    """``runner`` makes the script runner (needed unless ``--no-run``)."""
-    p = argparse.ArgumentParser(prog="reprobot eval", description=__doc__.split("\n")[0])
-    add_arguments(p)
-    return run_eval(p.parse_args(list(argv) if argv is not None else None), runner=runner)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``reprobot eval`` (shared by this module's main and the CLI)."""
-    p.add_argument("corpus", help="folder of cases (issue.json, expected.yaml, repro.py)")
-    p.add_argument("--jobs", type=int, default=2, help="cases run in parallel (default 2)")
-    p.add_argument("--no-run", action="store_true", help="extraction and needs only; run nothing")
-    p.add_argument("--tvm-python", default=sys.executable, help="interpreter with apache-tvm")
-    p.add_argument("--sandbox", choices=("bwrap", "docker", "none"), help="sandbox backend")
-    p.add_argument("--timeout", type=float, default=300.0, help="wall-time limit per script (s)")
-    p.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
-    p.add_argument("--show", action="store_true", help="print each extracted script")
 
 
 def run_eval(args: argparse.Namespace, *, runner: RunnerFactory | None = None) -> int:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.cli import _runner_factory
-from bot.evaluate import compare_scripts, main
+from bot.cli import main as cli_main
+from bot.evaluate import compare_scripts
 
 F = "```"
 
@@ -25,6 +25,10 @@ def make_case(root: Path, name: str, body: str, expected: dict, repro: str | Non
     (d / "expected.yaml").write_text(yaml.safe_dump(expected))
     if repro is not None:
         (d / "repro.py").write_text(repro)
+
+
+def main(argv: list[str]) -> int:
+    return cli_main(["eval", *argv])
 
 
 def agreement(out: str) -> dict[str, str]:
@@ -79,8 +83,7 @@ def test_no_run_reports_extraction_agreement(corpus: Path, capsys: pytest.Captur
 @pytest.mark.tvm
 def test_run_reports_outcomes_and_verdicts(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(corpus), "--sandbox", "none", "--timeout", "120",
-                 "--tvm-python", sys.executable, "--case", "passes", "--case", "no-code"],
-                runner=_runner_factory) == 0
+                 "--tvm-python", sys.executable, "--case", "passes", "--case", "no-code"]) == 0
     out = capsys.readouterr().out
     assert "2 cases" in out
     got = agreement(out)

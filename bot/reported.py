@@ -38,7 +38,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.models import Issue, Outcome, Reported, Repro
-from bot.tracebacks import cpp_frames, locations_of, normalize_paths, parse_last_error
+from bot.tracebacks import (
+    cpp_frames,
+    frame_kind,
+    locations_of,
+    normalize_paths,
+    parse_last_error,
+)
 from bot.vocabulary import (
     ACTUAL_LINE_RE,
     BACKTRACE_NOTE_RE,
@@ -202,6 +208,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _error_in_prose,
         _cut_cpp_traceback,
         _tvm_diagnostics,
+        _cut_python_traceback,
         _hang,
         _wrong_words,
         _loose_crash,
@@ -399,6 +406,30 @@ def _cut_cpp_traceback(lines: list[_Line]) -> Reported | None:
     title = next((ln.text for ln in lines if ln.where == "title"), "")
     sig = _TAGS_RE.sub("", title).replace("`", "").strip() or last_cpp
     return Reported(Outcome.INTERNAL_ERROR, signature=sig, evidence=(last_cpp,))
+
+
+_PY_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+(?:, in \S+)?\s*$')
+
+
+def _cut_python_traceback(lines: list[_Line]) -> Reported | None:
+    """A Python traceback cut before its exception line (a scraped copy, a screenshot's
+    caption) whose last frame is inside TVM's own package: the error was raised in TVM, even
+    when the prose calls it "a crash" (a signal would have shown no traceback)."""
+    last = None
+    for ln in lines:
+        if ln.where == "title":
+            continue
+        if _TB_START_RE.match(ln.text):
+            last = None
+            continue
+        m = _PY_FRAME_RE.match(ln.text)
+        if m:
+            last = (m["path"], ln.text.strip())
+    if last is None or frame_kind(last[0]) != "tvm" or last[0].startswith("<"):
+        return None
+    title = next((ln.text for ln in lines if ln.where == "title"), "")
+    sig = _TAGS_RE.sub("", title).replace("`", "").strip() or normalize_paths(last[1])
+    return Reported(Outcome.TVM_ERROR, signature=sig, evidence=(normalize_paths(last[1]),))
 
 
 def _tvm_diagnostics(lines: list[_Line]) -> Reported | None:

@@ -305,6 +305,11 @@ def _mismatched(lines: list[_Line]) -> Reported | None:
 _WRAPPED_TAIL_RE = re.compile(r"\b(?:has|have|has no|is|not|of|to|the|a|named|from|for|in)$")
 
 
+_UNSUPPORTED_RE = re.compile(
+    r"\b(?:unsupported|not supported|not implemented|no converter|cannot convert)\b", re.I
+)
+
+
 def _error_line(lines: list[_Line]) -> Reported | None:
     """The last reported exception line (or TVMScript ``error:`` diagnostic)."""
     # Exceptions group into reports: a new traceback (not chained to the one before it) starts
@@ -375,6 +380,10 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         block = "\n".join(ln.text for ln in lines[max(0, index - 40) : index + 1])
         err = parse_last_error(block)
         if err is not None and err.frames and err.frames[-1].kind == "tvm":
+            return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
+        if _UNSUPPORTED_RE.search(msg):
+            # A frontend's ``assert`` on what it cannot convert ("Unsupported function types
+            # ['mm.default']"), its traceback cut: TVM's refusal, not the script's own check.
             return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
         return Reported(Outcome.WRONG_RESULT, signature=sig, evidence=ev)
     return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)

@@ -23,6 +23,20 @@ def body(text: str) -> str:
 
 # (title, text after the repro, expected outcome, expected piece of the signature)
 TABLE = [
+    # A frontend's assert on an op it cannot convert (traceback cut): TVM's refusal.
+    (
+        "[Bug] from_exported_program fails on mm",
+        "```\nAssertionError: Unsupported function types ['mm.default']\n```",
+        Outcome.TVM_ERROR,
+        "Unsupported function types",
+    ),
+    # ... while an assert comparing numbers stays a wrong result.
+    (
+        "[Bug] conv2d output differs",
+        "```\nAssertionError: \nNot equal to tolerance rtol=1e-05, atol=1e-05\n```",
+        Outcome.WRONG_RESULT,
+        "Not equal to tolerance",
+    ),
     # An uncaught C++ exception ends the process (abort): a crash, whatever the exception.
     (
         "[Bug] tvm::runtime::InternalError:",

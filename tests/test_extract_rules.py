@@ -211,3 +211,39 @@ def test_the_output_shown_after_the_script(after: str, shown: str) -> None:
                                 author="a"))
     assert repro.found and repro.script == _PRINTS
     assert repro.shown_output.strip() == shown
+
+
+_NOTEBOOK = """```
+In [1]:
+!pip install -q apache-tvm
+
+In [2]:
+import numpy as np
+x = np.arange(3)
+x
+
+Out[2]:
+array([0, 1, 2])
+
+In [3]:
+assert x.sum() == 4
+
+---------------------------------------------------------------------------
+AssertionError                            Traceback (most recent call last)
+Cell In[3], line 1
+----> 1 assert x.sum() == 4
+
+AssertionError:
+
+In [4]:
+print("after the failure")
+```
+"""
+
+
+def test_a_notebook_transcript_is_its_cells_up_to_the_failing_one() -> None:
+    repro = extract_repro(Issue("[Bug] sum is wrong", "Pasted from Colab:\n\n" + _NOTEBOOK,
+                                author="a"))
+    assert repro.found and repro.shape == "interactive"
+    assert repro.script.split() == "import numpy as np x = np.arange(3) x assert x.sum() == 4".split()
+    assert "pip" not in repro.script and "after the failure" not in repro.script

@@ -368,6 +368,12 @@ QUESTION_TITLE_RE = re.compile(
 # ``(.+?)\s*#*\s*$`` backtracked quadratically over trailing spaces.
 SECTION_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s*(.+)$|\*\*([^*]{1,60})\*\*:?$)")
 # TVM's own diagnostics, recognisable without an ``XxxError:`` line.
+# The words that make a TVM log line (``[hh:mm:ss] src/x.cc:12: ...``) an error, not a note:
+# for what the reporter pasted (TVM_DIAG_RES) and for where in TVM it failed (bot.tracebacks).
+LOG_ERROR_WORDS = (
+    r"Check failed|[Ee]rror|fail(?:s|ed)?|[Cc]annot|[Uu]nable|[Ii]nvalid|not supported"
+    r"|[Uu]nsupported|does not match|conflict|is not|are not|not part of|not found|must"
+)
 TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\bLLVM ERROR\b(?::[^\n`]*)?", re.IGNORECASE),
     re.compile(
@@ -378,8 +384,7 @@ TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
         # (the src/ check is a lookahead: "\S*src/\S+\.cc" backtracked over "src/src/src/...")
         r"^\s*\[\d{2}:\d{2}:\d{2}\] (?=\S*(?:src|include)/\S)[^\s:]*\.(?:cc|h|cpp):\d+: "
         r"(?!(?:Warning|warning|Info|info|Note|note)\b)"
-        r"(?=[^\n]*\b(?:[Ee]rror|fail(?:s|ed)?|[Cc]annot|[Uu]nable|[Ii]nvalid|not supported|"
-        r"[Uu]nsupported|does not match|conflict|is not|are not|not part of|not found|must)).*"
+        rf"(?=[^\n]*\b(?:{LOG_ERROR_WORDS})).*"
     ),
 )
 BACKTRACE_NOTE_RE = re.compile(r"note: run with `?TVM_BACKTRACE=1`?")

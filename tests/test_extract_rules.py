@@ -89,6 +89,14 @@ ROWS += [
         "[Bug] wrong take", "```python\n" + SCRIPT + "```\n", author="a",
         comments=(Comment("a", "I reduced it, plain te is enough:\n\n```python\n" + _REDUCED
                           + "```\n"),)), _REDUCED),
+    ("later reduced repro: here is a smaller one", Issue(
+        "[Bug] VM crash", "The module is too large to paste here; I'll try to reduce it.",
+        author="a", comments=(Comment("a", "here is a smaller one:\n\n```python\n" + _REDUCED
+                                      + "```\n"),)), _REDUCED),
+    ("later repro: I opened a new one", Issue(
+        "[Bug] VM crash", "```python\n" + SCRIPT + "```\n", author="a",
+        comments=(Comment("a", "I opened a new one for the other bug:\n\n```python\n"
+                          + _REDUCED + "```\n"),)), SCRIPT),
     ("later reduced repro: a variant that works is not it", Issue(
         "[Bug] wrong take", "```python\n" + SCRIPT + "```\n", author="a",
         comments=(Comment("a", "With the other mode it works:\n\n```python\n" + _REDUCED
@@ -245,5 +253,6 @@ def test_a_notebook_transcript_is_its_cells_up_to_the_failing_one() -> None:
     repro = extract_repro(Issue("[Bug] sum is wrong", "Pasted from Colab:\n\n" + _NOTEBOOK,
                                 author="a"))
     assert repro.found and repro.shape == "interactive"
-    assert repro.script.split() == "import numpy as np x = np.arange(3) x assert x.sum() == 4".split()
+    lines = [ln.strip() for ln in repro.script.split("\n") if ln.strip()]
+    assert lines == ["import numpy as np", "x = np.arange(3)", "x", "assert x.sum() == 4"]
     assert "pip" not in repro.script and "after the failure" not in repro.script

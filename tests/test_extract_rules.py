@@ -82,6 +82,16 @@ ROWS += [
     ("settings lines in a fence", Issue(
         "x", "My settings:\n\n```python\nopt_level = 3\ntarget = tvm.target.Target('llvm')\n```\n",
         author="a"), None),
+    # "EDIT: the real repro is below": the later, complete script replaces the fragment.
+    ("a later block offered as the real repro", Issue(
+        "[Bug] x", "```python\nimport tvm\nex = tvm.compile(mod)\n```\n\n**EDIT:** the snippet "
+        "above does not define `mod`. The real repro is below:\n\n```python\n" + SCRIPT + "```\n",
+        author="a"), SCRIPT),
+    # An e-mail's HTML: the <pre> starts mid-line after <br> tags.
+    ("html e-mail <pre> after <br>", Issue(
+        "[Bug] x", '<div dir="ltr">Hi,<br><br>Repro:<br><br><pre>import tvm\n'
+        "print(tvm.IRModule())\n</pre><br>Output:<br><pre>[[nan]]\n</pre><br>Thanks</div>",
+        author="a"), "import tvm\nprint(tvm.IRModule())\n"),
     # The interpreter fed a heredoc in a console block.
     ("heredoc: python - <<'EOF'", Issue(
         "[Bug] segfault", "```console\n$ python - <<'EOF'\n" + _HEREDOC

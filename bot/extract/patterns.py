@@ -209,7 +209,7 @@ SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'
 
 SMALLER_RE = Pattern(
     r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified|updated|"
-    r"cleaner|self-contained|standalone|stand-alone|complete|full|new)\s+"
+    r"cleaner|self-contained|standalone|stand-alone|complete|full|new|real|actual|correct|proper)\s+"
     r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
     r"case|mre|mwe)\b|"
     r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified)\s+"

@@ -45,6 +45,14 @@ def hostile_bodies(size: int = MAX_BODY) -> dict[str, str]:
     out["attachment links unclosed"] = _fill("[a](https://x/files/", size)
     out["escaped prompts"] = _fill("\\>\\>\\>", size)
     out["heredoc unclosed"] = "cat > a.py <<EOF\n" + _fill("x\n", size - 20)
+    # many opening lines, none closed: each one must not scan the rest of the text
+    out["heredocs unclosed, in a shell block"] = "```bash\n" + _fill("cat > a.py <<EOF\n",
+                                                                       size - 8)
+    out["python heredocs unclosed"] = "```console\n" + _fill("$ python - <<'EOF'\n", size - 11)
+    out["session tracebacks into tvm"] = _fill(
+        'File "<stdin>", line 1, in <module>\n  File "/a/tvm/tvm/tvm/tvm/x', size)
+    out["pre tags mid-line"] = _fill("a<br><pre>x</pre><br>", size)
+    out["notebook cells"] = _fill("In [1]:\n!pip x\n", size)
     out["html comment unclosed"] = "<!--" + "-" * (size - 4)
     out["assignments between blank lines"] = _fill("n = 10\n\n", size)
     out["comment lines"] = _fill("# x\n", size)

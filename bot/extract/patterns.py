@@ -310,12 +310,12 @@ TB_FRAME_RE = Pattern(r'^\s*File "[^"]*", line \d+')
 
 SIMPLE_ASSIGN_RE = Pattern(r"^\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*=(?!=)\s*\S")
 
-# ``cat > repro.py <<EOF ... EOF``, or the interpreter fed a heredoc: ``python - <<'EOF'``,
-# ``python3 <<EOF``, ``python -u - <<EOF``.
-HEREDOC_RE = Pattern(
-    r"^[^\n]*(?:\bcat\s*>\s*['\"]?[\w./-]+\.py['\"]?|(?<![\w./-])python[\d.]*(?:\s+-[A-Za-z]\w*)*"
-    r"(?:\s+-)?)\s*<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\s*$",
-    re.M | re.S,
+# A heredoc's first line: ``cat > repro.py <<EOF``, or the interpreter fed one: ``python -
+# <<'EOF'``, ``python3 <<EOF``, ``python -u - <<EOF``; group 1 is the end word. Matched one line
+# at a time; the end line is looked up, not scanned for (bot.extract.shell.heredoc_body).
+HEREDOC_HEAD_RE = Pattern(
+    r"(?:\bcat\s*>\s*['\"]?[\w./-]+\.py['\"]?|(?<![\w./-])python[\d.]*(?:\s+-[A-Za-z]\w*)*"
+    r"(?:\s+-)?)\s*<<-?\s*['\"]?(\w+)['\"]?"
 )
 
 CAT_RE = Pattern(rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|%|#)\s*cat\s+[\w./-]+\.py\s*$")

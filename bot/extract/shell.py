@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import bisect
 import re
 import shlex
 
@@ -7,7 +8,7 @@ from bot.extract.markdown import Block, Source, last_paragraph, probe_in_env
 from bot.extract.patterns import (
     CAT_RE,
     ENV_SECTION_RE,
-    HEREDOC_RE,
+    HEREDOC_HEAD_RE,
     PLAIN_TAGS,
     PY_DASH_C_RE,
     PY_REPL_RE,
@@ -40,8 +41,7 @@ def shell_in_blocks(blocks: list[Block]) -> Repro | None:
 
 def shell_file(text: str, label: str) -> Repro | None:
     """A script written in a shell log: ``cat > repro.py <<EOF ... EOF`` or ``$ cat repro.py``."""
-    m = HEREDOC_RE.search(text)
-    code = m.group(2) if m else None
+    code = heredoc_body(text)
     if code is None:
         lines = text.split("\n")
         for k, ln in enumerate(lines):
@@ -60,6 +60,27 @@ def shell_file(text: str, label: str) -> Repro | None:
     if tree is None or not does_something(tree):
         return None
     return Repro(found=True, script=code, blocks=(label,), shape="shell-wrapped")
+
+
+def heredoc_body(text: str) -> str | None:
+    """The body of the first heredoc in ``text`` that has its end line. Each line is read once
+    and each end line is looked up in an index, so a text full of unclosed heredocs stays
+    linear (a regex scanning ahead from every opening line was quadratic)."""
+    lines = text.split("\n")
+    ends: dict[str, list[int]] = {}
+    for k, ln in enumerate(lines):
+        ends.setdefault(ln.strip(), []).append(k)
+    for k, ln in enumerate(lines):
+        if "<<" not in ln:
+            continue
+        m = HEREDOC_HEAD_RE.search(ln)
+        if m is None:
+            continue
+        found = ends.get(m.group(1), [])
+        j = bisect.bisect_right(found, k)
+        if j < len(found):
+            return "\n".join(lines[k + 1 : found[j]])
+    return None
 
 
 def shell_in_prose(src: Source, blocks: list[Block]) -> Repro | None:

@@ -29,7 +29,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from bot.api_changes import lookup, lookup_member
-from bot.fragments import fragment_reason, imports_only, never_bound, unbound_names
+from bot.fragments import (
+    fragment_reason,
+    imports_only,
+    never_bound,
+    quoted_names,
+    unbound_names,
+)
 from bot.models import Classification, Outcome, Reported, RunResult
 from bot.needs import GPU_DEVICES
 from bot.tracebacks import (
@@ -346,11 +352,6 @@ def classify(
 # Not a repro: a fragment of a longer program, or imports and nothing else (bot.fragments).
 
 
-def _names(names: tuple[str, ...], limit: int = 6) -> str:
-    shown = ", ".join(f"`{n}`" for n in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
 def _fragment(names: tuple[str, ...], signature: str, evidence: tuple[str, ...]) -> Classification:
     return Classification(
         Outcome.NO_REPRO, signature=signature, detail=fragment_reason(names), evidence=evidence
@@ -413,7 +414,7 @@ def _not_a_repro(
             Outcome.NO_REPRO,
             signature="the script only imports modules",
             detail=(
-                f"The script only imports {_names(mods)} (they import fine here) and runs "
+                f"The script only imports {quoted_names(mods)} (they import fine here) and runs "
                 "nothing else, so it cannot show the reported problem. Please add the code that "
                 "fails after the imports."
             ),

@@ -225,13 +225,10 @@ def unbound_names(script: str) -> Unbound:
         scan.visit(tree)
     except RecursionError:
         return Unbound(sure=False)
-    known = scan.bound | _BUILTINS | _MODULE_DUNDERS | _OTHER_PYTHON_NAMES
     names: list[str] = []
     module_level: list[str] = []
     for name, top in scan.loads:
-        if name in known or (name.startswith("__") and name.endswith("__")):
-            continue
-        if name in MODULE_ALIASES:  # a forgotten import: the script's own slip
+        if name in scan.bound or _known(name):
             continue
         if name not in names:
             names.append(name)
@@ -298,6 +295,9 @@ def _read_before_bound(stmt: ast.stmt, bound_before: set[str]) -> list[str]:
 
 
 def _known(name: str) -> bool:
+    """A name a script may read without binding it: a builtin, a module dunder, another
+    Python's or a notebook's name, or a module's usual name (a forgotten import: the script's
+    own slip, not a missing part)."""
     return (name in _BUILTINS or name in _MODULE_DUNDERS or name in _OTHER_PYTHON_NAMES
             or name in MODULE_ALIASES or (name.startswith("__") and name.endswith("__")))
 
@@ -319,15 +319,19 @@ def _calls_at_module_level(stmt: ast.stmt) -> bool:
     return False
 
 
-def fragment_reason(names: tuple[str, ...], limit: int = 6) -> str:
-    """What the comment says of a fragment that uses ``names`` and never defines them."""
+def quoted_names(names: tuple[str, ...], limit: int = 6) -> str:
+    """```mod`, `x` and 3 more``: names as the comment lists them."""
     shown = ", ".join(f"`{n}`" for n in names[:limit])
-    shown += f" and {len(names) - limit} more" if len(names) > limit else ""
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def fragment_reason(names: tuple[str, ...]) -> str:
+    """What the comment says of a fragment that uses ``names`` and never defines them."""
     it = "them" if len(names) > 1 else "it"
     return (
-        f"The script uses {shown} that the issue never defines: it is part of a longer "
-        f"program. Please add the code that defines {it} (or a complete script), so the bot "
-        "can run it."
+        f"The script uses {quoted_names(names)} that the issue never defines: it is part of a "
+        f"longer program. Please add the code that defines {it} (or a complete script), so the "
+        "bot can run it."
     )
 
 

@@ -618,7 +618,7 @@ def _root_only_files(top: str, depth: int = _HIDE_SCAN_DEPTH) -> list[str]:
 def bwrap_argv(
     *,
     interp: Interpreter,
-    script_fd: int,
+    script_fd: int | None,
     args: Sequence[str],
     env: Mapping[str, str],
     limits: RunLimits,
@@ -704,7 +704,8 @@ def bwrap_argv(
     for d in late:
         a += ["--ro-bind", d, d]
     a += ["--dir", SANDBOX_SCRATCH]
-    a += ["--perms", "0644", "--file", str(script_fd), f"{SANDBOX_SCRATCH}/{SCRIPT_NAME}"]
+    if script_fd is not None:  # (None: a warm start, whose hook writes the script there)
+        a += ["--perms", "0644", "--file", str(script_fd), f"{SANDBOX_SCRATCH}/{SCRIPT_NAME}"]
     a += ["--remount-ro", "/"]
     if status_fd is not None:
         a += ["--json-status-fd", str(status_fd)]

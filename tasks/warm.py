@@ -1,0 +1,61 @@
+"""The warm start's wire: the hook shipped into a prestarted sandbox, and the one message to it.
+
+A prestarted run (``tasks.runner.SandboxRunner.prestart``) starts the interpreter exactly as a
+run does (``python -X faulthandler repro.py``, same sandbox, limits and environment) before the
+script is known, with ``PYTHONPATH=/proc/self/fd/N``: N is a memfd holding a zip whose only
+file is ``sitecustomize.py`` (``tasks/warm_hook.py``, with the channel's fd number written in).
+The hook imports tvm, says ``1`` on the channel (an AF_UNIX socket), waits for
+:func:`message` and lets Python run the script (see the hook's docstring). Nothing is
+mounted for it: once it has closed its fds the sandbox looks as in a cold run.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+HOOK_FILE = Path(__file__).with_name("warm_hook.py")
+HOOK_NAME = "sitecustomize.py"
+READY = b"1"
+NOT_EQUIVALENT = b"0"
+
+_hook_source: str | None = None
+
+
+def hook_source(channel_fd: int) -> bytes:
+    """The hook's source with the channel's fd number written in."""
+    global _hook_source
+    if _hook_source is None:
+        _hook_source = HOOK_FILE.read_text(encoding="utf-8")
+    marker = "\n_CHANNEL_FD = -1\n"
+    if marker not in _hook_source:
+        raise RuntimeError(f"{HOOK_FILE} lost its _CHANNEL_FD line")
+    return _hook_source.replace(marker, f"\n_CHANNEL_FD = {int(channel_fd)}\n", 1).encode()
+
+
+def stored_zip(name: str, data: bytes) -> bytes:
+    """A zip archive holding one uncompressed file (what zipimport reads), without zipfile."""
+    fname = name.encode()
+    crc = zlib.crc32(data) & 0xFFFFFFFF
+    dos_time, dos_date = 0, (1 << 5) | 1  # 1980-01-01 00:00
+    local = struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 0, dos_time, dos_date,
+                        crc, len(data), len(data), len(fname), 0) + fname
+    central = struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 0, dos_time,
+                          dos_date, crc, len(data), len(data), len(fname), 0, 0, 0, 0,
+                          0o100644 << 16, 0) + fname
+    offset = len(local) + len(data)
+    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 1, 1, len(central), offset, 0)
+    return local + data + central + end
+
+
+def hook_zip(channel_fd: int) -> bytes:
+    return stored_zip(HOOK_NAME, hook_source(channel_fd))
+
+
+def message(script: str, args: Sequence[str]) -> bytes:
+    """``LEN\\nSCRIPT`` then each argument followed by a NUL (none may contain one)."""
+    body = script.encode("utf-8", "surrogateescape")
+    tail = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
+    return b"%d\n" % len(body) + body + tail

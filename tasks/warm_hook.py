@@ -151,5 +151,6 @@ def _main() -> bool:
     return real
 
 
-if not _main():
+# (imported as tasks.warm_hook, unshipped: _CHANNEL_FD is -1 and nothing runs)
+if _CHANNEL_FD >= 0 and not _main():
     raise ImportError(name="sitecustomize")  # site ignores exactly this, silently

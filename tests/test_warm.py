@@ -27,7 +27,7 @@ import pytest
 from bot.config import SandboxConfig
 from bot.models import RunLimits, RunResult
 from tasks import warm
-from tasks.backends import make_sandbox
+from tasks.backends import Sandbox, make_sandbox
 from tasks.runner import Prestarted, prestart, run_script
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap not installed")
@@ -94,7 +94,7 @@ def fake_python(tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def box():  # type: ignore[no-untyped-def]
+def box() -> Sandbox:
     return make_sandbox(SandboxConfig(backend="bwrap", limits=LIMITS))
 
 
@@ -108,8 +108,8 @@ def same(a: RunResult, b: RunResult) -> None:
     assert da == db
 
 
-def cold_and_warm(box, python: str, script: str, args: tuple[str, ...] = (),  # type: ignore[no-untyped-def]
-                  used: str = "warm"):
+def cold_and_warm(box, python: str, script: str, args: tuple[str, ...] = (),
+                  used: str = "warm") -> tuple[RunResult, RunResult]:
     cold = run_script(script, python=python, sandbox=box, args=args)
     p = prestart(python, sandbox=box)
     assert isinstance(p, Prestarted)
@@ -119,7 +119,7 @@ def cold_and_warm(box, python: str, script: str, args: tuple[str, ...] = (),  # 
 
 
 @needs_bwrap
-def test_the_script_sees_what_a_cold_run_shows(box, fake_python: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_script_sees_what_a_cold_run_shows(box: Sandbox, fake_python: str) -> None:
     args = ("--flag", "two words", "", "ünï")
     cold, hot = cold_and_warm(box, fake_python, INTROSPECT, args)
     same(cold, hot)
@@ -139,7 +139,7 @@ def test_the_script_sees_what_a_cold_run_shows(box, fake_python: str) -> None:  
 
 
 @needs_bwrap
-def test_traceback_and_crash_dump_have_no_hook_frame(box, fake_python: str) -> None:  # type: ignore[no-untyped-def]
+def test_traceback_and_crash_dump_have_no_hook_frame(box: Sandbox, fake_python: str) -> None:
     script = textwrap.dedent("""\
         import tvm
         import ctypes
@@ -159,7 +159,7 @@ def test_traceback_and_crash_dump_have_no_hook_frame(box, fake_python: str) -> N
 
 
 @needs_bwrap
-def test_no_sitecustomize_means_none_is_left_behind(box, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_no_sitecustomize_means_none_is_left_behind(box: Sandbox, tmp_path: Path) -> None:
     py = make_fake_python(tmp_path / "v", sitecustomize=False)
     script = "import tvm\nimport sys\nprint('sitecustomize' in sys.modules)\n"
     cold, hot = cold_and_warm(box, py, script)
@@ -175,7 +175,7 @@ def test_no_sitecustomize_means_none_is_left_behind(box, tmp_path: Path) -> None
     ("import ctypes\nctypes.string_at(1)\n", "importing tvm crashes"),
     ("import os\nos._exit(3)\n", "importing tvm exits"),
 ])
-def test_a_start_that_is_not_equivalent_runs_the_script_cold(  # type: ignore[no-untyped-def]
+def test_a_start_that_is_not_equivalent_runs_the_script_cold(
         box, tmp_path: Path, tvm_init: str, why: str) -> None:
     py = make_fake_python(tmp_path / "venv", tvm_init)
     script = "import tvm\nprint('after')\n"
@@ -205,7 +205,7 @@ def test_time_limit_counts_from_the_prestart(tmp_path: Path) -> None:
 
 
 @needs_bwrap
-def test_discard_leaves_nothing_behind(box, fake_python: str) -> None:  # type: ignore[no-untyped-def]
+def test_discard_leaves_nothing_behind(box: Sandbox, fake_python: str) -> None:
     for wait in (0.0, 1.5):  # while importing tvm, and while waiting for the script
         p = prestart(fake_python, sandbox=box)
         assert p is not None
@@ -245,7 +245,7 @@ def _fd_open(fd: int) -> bool:
 
 
 @needs_bwrap
-def test_the_script_cannot_reach_the_channel(box, fake_python: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_script_cannot_reach_the_channel(box: Sandbox, fake_python: str) -> None:
     script = textwrap.dedent("""\
         import tvm
         import os
@@ -322,8 +322,8 @@ def test_a_limit_hit_while_importing_tvm_is_the_scripts_own_result(tmp_path: Pat
     assert "never" not in res.stdout_tail
 
 
-def test_none_backend_warm_start_runs_the_script(tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                  capfd: pytest.CaptureFixture[str]) -> None:
+def test_none_backend_warm_start_runs_the_script(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     py = make_fake_python(tmp_path / "venv")
     box = make_sandbox(SandboxConfig(backend="none", limits=LIMITS))
     script = "import tvm\nimport sys\nprint(sys.argv[1:], __file__.endswith('/repro.py'))\n" \

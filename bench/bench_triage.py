@@ -4,7 +4,12 @@ In one process, alternating, N times each: the bot's whole pipeline (extraction,
 probe from its cache, classification, rendering) as a subprocess of the console script, against
 the script alone. Prints the medians and the median ratio (target <= 1.05).
 
-    .venv/bin/python bench/bench_triage.py [N]
+    .venv/bin/python bench/bench_triage.py [N] [--tvm-first] [--bot-arg=--no-warm]
+
+The script starts with ``import time`` and ``import numpy``, so ``reprobot triage`` runs it cold
+(a warm start is used only when the first statement imports tvm); ``--tvm-first`` moves
+``import tvm`` first, the shape the warm start serves. ``--bot-arg`` adds an option to the
+``reprobot triage`` command line (repeat), e.g. ``--no-warm`` to compare on the same machine.
 """
 
 from __future__ import annotations
@@ -49,20 +54,29 @@ It prints `done` but I expected it to fail.
 """
 
 
+TVM_FIRST = SCRIPT.replace("import time\nimport numpy as np\nimport tvm\n",
+                           "import tvm\nimport time\nimport numpy as np\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("n", nargs="?", type=int, default=7)
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--tvm-first", action="store_true", help="the script imports tvm first")
+    ap.add_argument("--bot-arg", action="append", default=[], help="extra reprobot triage option")
     a = ap.parse_args()
+    script = TVM_FIRST if a.tvm_first else SCRIPT
+    issue = ISSUE.replace(SCRIPT, script)
     bindir = Path(a.python).parent
     reprobot = shutil.which("reprobot", path=str(bindir)) or shutil.which("reprobot")
     if reprobot is None:
         sys.exit("no `reprobot` console script next to the interpreter (pip install -e .)")
     work = Path(tempfile.mkdtemp(prefix="bench-triage-"))
-    (work / "issue.md").write_text(ISSUE)
-    (work / "repro.py").write_text(SCRIPT)
+    (work / "issue.md").write_text(issue)
+    (work / "repro.py").write_text(script)
     env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"))
-    triage = [reprobot, "triage", str(work / "issue.md"), "--json", "--tvm-python", a.python]
+    triage = [reprobot, "triage", str(work / "issue.md"), "--json", "--tvm-python", a.python,
+              *a.bot_arg]
     bare = [a.python, "-X", "faulthandler", "repro.py"]
     first = subprocess.run(triage, capture_output=True, text=True, env=env)  # fills the probe cache
     if first.returncode != 0 or '"passed"' not in first.stdout:
@@ -78,7 +92,9 @@ def main() -> None:
         subprocess.run(triage, capture_output=True, check=True, env=env)
         t_bot.append(time.perf_counter() - t)
     ratios = [b / s for b, s in zip(t_bot, t_bare, strict=True)]
-    print(f"runs: {a.n} each, alternating")
+    shape = "import tvm first" if a.tvm_first else "import time, numpy, then tvm"
+    print(f"runs: {a.n} each, alternating; script: {shape}; bot options: "
+          f"{' '.join(a.bot_arg) or 'none'}")
     print(f"bare python repro.py      median {statistics.median(t_bare):6.2f} s")
     print(f"reprobot triage issue.md  median {statistics.median(t_bot):6.2f} s")
     added = statistics.median(b - s for b, s in zip(t_bot, t_bare, strict=True))

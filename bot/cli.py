@@ -297,8 +297,6 @@ def _resolve_python(python: str) -> str:
 
 
 def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
-    from bot.source import issue_from_text
-
     if args.tvm_python:
         cfg = replace(cfg, tvm=replace(cfg.tvm, python=args.tvm_python))
     if args.sandbox:
@@ -311,6 +309,7 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     text, name = _read_source(args.source)
     if args.matrix or args.builds:
         from bot.plan import plan
+        from bot.source import issue_from_text
 
         issue = issue_from_text(text, name)
         return _triage_matrix(args, cfg, issue, plan(issue))
@@ -325,7 +324,9 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
         runner, build, warm = (_prestart(args, cfg, stack, cache)
                                if cfg.sandbox.warm_start and not args.no_warm
                                else (None, None, None))
+        # (markdown, the extractor's rules: imported only now, after the prestart)
         from bot.plan import plan
+        from bot.source import issue_from_text
 
         issue = issue_from_text(text, name)
         the_plan = plan(issue)

@@ -25,7 +25,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -419,7 +418,7 @@ class DockerSandbox(Sandbox):
 
     def prepare(self, spec: RunSpec) -> Launch:
         docker = self._docker()
-        name = f"reprobot-{uuid.uuid4().hex[:16]}"
+        name = f"reprobot-{os.urandom(8).hex()}"
         # watch_disk: the runner finds the container's /tmp and /dev/shm through its cgroup
         launch = Launch(argv=[], name=name, watch_disk=True, poll_tree=False)
         try:

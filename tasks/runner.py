@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -153,8 +155,6 @@ def prestart(python: str, *, sandbox: Sandbox, pass_env: Mapping[str, str] = {},
     """See ``SandboxRunner.prestart``."""
     if not sandbox.warm_start or "PYTHONPATH" in pass_env:
         return None
-    import socket
-
     from tasks import warm
     from tasks.backends import WarmFds
 
@@ -214,9 +214,8 @@ class Prestarted:
             self.error = e
 
     def _hook_says(self) -> bytes:
-        """The hook's b"1" / b"0", or b"" when the run ended first (died, killed, limit)."""
-        import select
-
+        """The hook's next byte (``tasks.warm``: 1, 0, 2), or b"" when the run ended first
+        (died, killed, limit)."""
         while True:
             ready, _, _ = select.select([self.channel], [], [], TICK_S)
             if ready:
@@ -249,14 +248,21 @@ class Prestarted:
             self.used = "cold"
             return run_script(script, python=self.python, args=args, sandbox=self.sandbox,
                               pass_env=self.pass_env, cache_dir=self.cache_dir)
+        if said == warm.READY:
+            with contextlib.suppress(OSError):  # (it died meanwhile: its own result)
+                self.channel.sendall(warm.message(script, args))
+                self.channel.shutdown(socket.SHUT_WR)
+            if self._hook_says() == warm.NOT_EQUIVALENT:  # it could not write the script
+                self.discard()
+                self.used = "cold"
+                return run_script(script, python=self.python, args=args,
+                                  sandbox=self.sandbox, pass_env=self.pass_env,
+                                  cache_dir=self.cache_dir)
+        # else (b""): a limit (time, memory...) ended it while importing tvm, the script's
+        # own first statement: that is its result
         self.done = True
         self.used = "warm"
         try:
-            if said == warm.READY:
-                with contextlib.suppress(OSError):  # (it died meanwhile: its own result)
-                    self.channel.sendall(warm.message(script, args))
-            # b"" here: a limit (time, memory...) ended it while importing tvm, the script's
-            # own first statement: that is its result
             self.channel.close()
             self.thread.join()
             if self.error is not None:

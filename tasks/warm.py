@@ -5,7 +5,8 @@ run does (``python -X faulthandler repro.py``, same sandbox, limits and environm
 script is known, with ``PYTHONPATH=/proc/self/fd/N``: N is a memfd holding a zip whose only
 file is ``sitecustomize.py`` (``tasks/warm_hook.py``, with the channel's fd number written in).
 The hook imports tvm, says ``1`` on the channel (an AF_UNIX socket), waits for
-:func:`message` and lets Python run the script (see the hook's docstring). Nothing is
+:func:`message`, says ``2`` and lets Python run the script (see the hook's docstring); ``0``
+at either step means "not equivalent": the bot runs the script cold. Nothing is
 mounted for it: once it has closed its fds the sandbox looks as in a cold run.
 """
 
@@ -18,8 +19,9 @@ from pathlib import Path
 
 HOOK_FILE = Path(__file__).with_name("warm_hook.py")
 HOOK_NAME = "sitecustomize.py"
-READY = b"1"
-NOT_EQUIVALENT = b"0"
+READY = b"1"  # tvm imported: send the script
+NOT_EQUIVALENT = b"0"  # the bot runs the script cold
+STARTED = b"2"  # repro.py written, argv set: Python runs it now
 
 _hook_source: str | None = None
 

@@ -10,9 +10,9 @@ Trusted code with the script's own privileges, shipped as a zip on an inherited 
    (the script's own line would have been named: such a start is not equivalent);
 3. says ``1`` (ready) or ``0`` (not equivalent: the bot runs the script cold) on the channel;
 4. blocks for one message ``LEN\\nSCRIPT ARG\\0ARG\\0...``, writes ``repro.py``, sets
-   ``sys.argv[1:]``, closes its fds and leaves ``sys.modules`` (``ImportError`` named
-   ``sitecustomize``, which ``site`` ignores silently). Python then runs ``repro.py`` as
-   ``__main__``, with no frame of this hook on the stack.
+   ``sys.argv[1:]``, says ``2`` (or ``0`` if it could not), closes its fds and leaves
+   ``sys.modules`` (``ImportError`` named ``sitecustomize``, which ``site`` ignores silently).
+   Python then runs ``repro.py`` as ``__main__``, with no frame of this hook on the stack.
 
 On EOF without a message (the bot chose the cold path) it exits at once. Only modules the
 interpreter has already imported at start are used (``os``, ``sys``, the frozen importlib,
@@ -108,7 +108,7 @@ def _run_file(data: bytes) -> None:
     head, _, rest = data.partition(b"\n")
     size = int(head)
     script, args = rest[:size], rest[size:]
-    fd = os.open(_SCRIPT, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    fd = os.open(_SCRIPT, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
         os.fchmod(fd, 0o644)
         view = memoryview(script)
@@ -137,6 +137,14 @@ def _main() -> bool:
     ok = ok and _preload(os.getcwd())
     _say(b"1" if ok else b"0")
     data = _read_message() if ok else b""
+    try:
+        if not data:
+            raise EOFError  # the bot chose the cold path
+        _run_file(data)
+    except BaseException:
+        _say(b"0")  # (a scratch that cannot take the script...): the bot runs it cold
+        os._exit(0)
+    _say(b"2")  # the script runs now
     try:  # noqa: SIM105
         os.close(_CHANNEL_FD)
     except OSError:
@@ -145,9 +153,6 @@ def _main() -> bool:
         os.close(int(os.path.basename(entry)))  # the memfd holding this hook
     except (OSError, ValueError):
         pass
-    if not data:
-        os._exit(0)
-    _run_file(data)
     return real
 
 

@@ -213,10 +213,12 @@ def test_discard_leaves_nothing_behind(box: Sandbox, fake_python: str) -> None:
         pid, paths, cgroup = p.run.proc.pid, list(p.launch.paths), p.launch.cgroup
         lease = p.launch.lease
         time.sleep(wait)
+        assert _processes_naming(fake_python)  # (the check sees a live one)
         p.discard()
         p.discard()  # twice is harmless
         assert p.run.proc.poll() is not None
         assert not _alive_in_group(pid)
+        assert _processes_naming(fake_python) == []  # bwrap, its init, the interpreter
         assert all(not q.exists() for q in paths)
         if cgroup is not None:
             assert all(not d.exists() for d in cgroup.dirs.values())
@@ -235,6 +237,19 @@ def _alive_in_group(pgid: int) -> bool:
             except OSError:
                 continue
     return False
+
+
+def _processes_naming(text: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        found.append(int(name))
+            except OSError:
+                continue
+    return found
 
 
 def _fd_open(fd: int) -> bool:

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from bot.api_changes import lookup, lookup_member
-from bot.fragments import imports_only, never_bound, unbound_names
+from bot.fragments import fragment_reason, imports_only, never_bound, unbound_names
 from bot.models import Classification, Outcome, Reported, RunResult
 from bot.needs import GPU_DEVICES
 from bot.tracebacks import (
@@ -62,6 +62,7 @@ from bot.vocabulary import (
     FATAL_TO_SIGNAL,
     FAULTHANDLER_FRAME_RE,
     IMPORT_REPORT_RE,
+    MODULE_ALIASES,
     MODULE_ATTR_RE,
     NAME_ERROR_RE,
     NO_MODULE_RE,
@@ -316,16 +317,8 @@ def _names(names: tuple[str, ...], limit: int = 6) -> str:
 
 
 def _fragment(names: tuple[str, ...], signature: str, evidence: tuple[str, ...]) -> Classification:
-    it = "them" if len(names) > 1 else "it"
     return Classification(
-        Outcome.NO_REPRO,
-        signature=signature,
-        detail=(
-            f"The script uses {_names(names)} that the issue never defines: it is part of a "
-            f"longer program. Please add the code that defines {it} (or a complete script), so "
-            "the bot can run it."
-        ),
-        evidence=evidence,
+        Outcome.NO_REPRO, signature=signature, detail=fragment_reason(names), evidence=evidence
     )
 
 
@@ -348,6 +341,13 @@ def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | N
         if m and never_bound(script, m.group(1)):
             names = _unbound_first(script, m.group(1))
             return _fragment(names, normalize_paths(e.header), (normalize_paths(e.header),))
+        if m and m.group(1) in MODULE_ALIASES:
+            # A forgotten ``import tvm`` stopped it first, but the script also reads names it
+            # never defines (``mod``, ``onnx_model``): a fragment all the same.
+            u = unbound_names(script)
+            if u.sure and u.module_level:
+                return _fragment(u.module_level, normalize_paths(e.header),
+                                 (normalize_paths(e.header),))
         if e.short_type == "SyntaxError":
             om = OUTSIDE_FUNCTION_RE.search(e.text)
             if om:

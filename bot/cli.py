@@ -470,18 +470,7 @@ def _triage_matrix(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: 
     """``triage --matrix``: the script on every (chosen) build; the default build's result is
     the comment's main part, one row per build below it, and the history line."""
     from bot.builds import default_build
-    from bot.history import (
-        BuildInfo as HistoryBuild,
-    )
-    from bot.history import (
-        compute_history,
-        insert_section,
-        match_build,
-        order_rows,
-        parse_reported_version,
-        render_matrix,
-        row_from_build,
-    )
+    from bot.history import row_from_build, with_matrix
     from bot.pipeline import conclude
 
     if args.tvm_python:
@@ -510,16 +499,12 @@ def _triage_matrix(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: 
         return 0
     rows = [row_from_build(info, t.outcome.value, t.verdict.value,
                            t.run.seconds if t.run else None) for info, t in runs]
-    ordered = order_rows(rows)
-    history = compute_history(ordered)
     primary = next((t for info, t in runs if info.name == primary_name), runs[0][1])
-    reported = match_build(parse_reported_version(f"{issue.title}\n{issue.body}"),
-                           [HistoryBuild(r.build, r.kind, r.version, r.commit) for r in ordered])
-    comment = insert_section(primary.comment, render_matrix(ordered, history, reported))
+    view = with_matrix(primary.comment, rows, f"{issue.title}\n{issue.body}")
     out = primary.to_json()
-    out.update(comment=comment, matrix=[r.to_json() for r in ordered],
-               history=history.to_json() if history else None)
-    _print_triage(args, out, comment, primary.labels)
+    out.update(comment=view.comment, matrix=[r.to_json() for r in view.rows],
+               history=view.history.to_json() if view.history else None)
+    _print_triage(args, out, view.comment, primary.labels)
     return 0
 
 

@@ -252,6 +252,85 @@ def never_bound(script: str, name: str) -> bool:
     return u.sure or not any(name in _WORD_RE.findall(s) for s in u.strings)
 
 
+def fragment_at_start(script: str) -> tuple[str, ...]:
+    """The never-bound names a script reads before it runs anything: the first module-level
+    statement that reads one comes before any statement that calls something (only imports,
+    definitions and constant assignments above it). Such a script certainly stops on that
+    ``NameError`` before it reaches TVM, so it is a fragment without running it. Empty when
+    not (when unsure, or a call comes first: then the run decides)."""
+    u = unbound_names(script)
+    tree = _parse(script)
+    if not u.sure or tree is None:
+        return ()
+    never = set(u.module_level)
+    bound_before: set[str] = set()
+    for stmt in tree.body:
+        scan = _Scan()
+        try:
+            scan.visit(stmt)
+            here = [n for n, top in scan.loads if top and n in never]
+            if not here:
+                here = _read_before_bound(stmt, bound_before)
+        except RecursionError:
+            return ()
+        if here:
+            return tuple(dict.fromkeys([*here, *u.module_level]))
+        if _calls_at_module_level(stmt):
+            return ()
+        bound_before |= scan.bound
+    return ()
+
+
+def _read_before_bound(stmt: ast.stmt, bound_before: set[str]) -> list[str]:
+    """``mod = relax.transform.LegalizeOps()(mod)`` with no ``mod`` above: the value is read
+    before the assignment binds it (the classic fragment cut from a longer program)."""
+    if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign) and stmt.value is not None:
+        value = _Scan()
+        value.visit(stmt.value)
+        targets = _Scan()
+        for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+            targets.visit(t)
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            value.loads.append((stmt.target.id, True))  # ``x += 1`` reads x first
+        return [n for n, top in value.loads
+                if top and n in targets.bound and n not in bound_before and not _known(n)]
+    return []
+
+
+def _known(name: str) -> bool:
+    return (name in _BUILTINS or name in _MODULE_DUNDERS or name in _OTHER_PYTHON_NAMES
+            or name in MODULE_ALIASES or (name.startswith("__") and name.endswith("__")))
+
+
+def _calls_at_module_level(stmt: ast.stmt) -> bool:
+    """``stmt`` calls something when the module runs (function and class bodies do not run;
+    their decorators and default values do)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        exprs: list[ast.AST] = [*stmt.decorator_list, *stmt.args.defaults,
+                                *(d for d in stmt.args.kw_defaults if d is not None)]
+    elif isinstance(stmt, ast.ClassDef):
+        exprs = [*stmt.decorator_list, *stmt.bases, *stmt.keywords, *stmt.body]
+    else:
+        exprs = [stmt]
+    for e in exprs:
+        for sub in ast.walk(e):
+            if isinstance(sub, ast.Call | ast.Subscript | ast.BinOp | ast.With | ast.AsyncWith):
+                return True
+    return False
+
+
+def fragment_reason(names: tuple[str, ...], limit: int = 6) -> str:
+    """What the comment says of a fragment that uses ``names`` and never defines them."""
+    shown = ", ".join(f"`{n}`" for n in names[:limit])
+    shown += f" and {len(names) - limit} more" if len(names) > limit else ""
+    it = "them" if len(names) > 1 else "it"
+    return (
+        f"The script uses {shown} that the issue never defines: it is part of a longer "
+        f"program. Please add the code that defines {it} (or a complete script), so the bot "
+        "can run it."
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Import-only scripts
 

@@ -533,6 +533,27 @@ def insert_section(comment: str, lines: Sequence[str]) -> str:
     return comment.rstrip("\n") + "\n\n" + block
 
 
+@dataclass(frozen=True)
+class MatrixView:
+    """One issue's results over builds, ready for the comment and the JSON."""
+
+    rows: tuple[MatrixRow, ...]  # in order: main builds first, then releases newest first
+    history: History | None
+    comment: str  # the main result's comment with the table and the history line in it
+
+
+def with_matrix(comment: str, rows: Iterable[MatrixRow], issue_text: str) -> MatrixView:
+    """The main result's ``comment`` with one row per build below it and the history line; the
+    build the report names (``issue_text``: title and body) is marked. Shared by
+    ``reprobot triage --matrix`` and the triage service."""
+    ordered = order_rows(rows)
+    history = compute_history(ordered)
+    reported = match_build(parse_reported_version(issue_text),
+                           [BuildInfo(r.build, r.kind, r.version, r.commit) for r in ordered])
+    return MatrixView(tuple(ordered), history,
+                      insert_section(comment, render_matrix(ordered, history, reported)))
+
+
 def row_from_build(build: Any, outcome: str, verdict: str, seconds: float | None) -> MatrixRow:
     """A matrix row from a build (anything with name/kind/version/commit/built_at) and a run."""
     return MatrixRow(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.extract import extract_repro
+from bot.fragments import fragment_at_start, fragment_reason
 from bot.models import Issue, Repro
 from bot.needs import GPU_DEVICES, detect_needs, needs_from_text
 
@@ -35,6 +36,13 @@ def worker_kind(needs: tuple[str, ...]) -> str:
 
 def plan(issue: Issue) -> Plan:
     repro = extract_repro(issue)
+    if repro.found:
+        missing = fragment_at_start(repro.script)
+        if missing:
+            # It would stop on a NameError before anything runs: part of a longer program,
+            # not a repro (the comment names what is missing; nothing is run).
+            repro = Repro(found=False, blocks=repro.blocks, shape="none",
+                          reason=fragment_reason(missing))
     if repro.found:
         needs = detect_needs(repro.script)
     else:

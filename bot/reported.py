@@ -38,7 +38,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.models import Issue, Outcome, Reported, Repro
-from bot.tracebacks import cpp_frames, locations_of, normalize_paths, parse_last_error
+from bot.tracebacks import (
+    cpp_frames,
+    frame_kind,
+    locations_of,
+    normalize_paths,
+    parse_last_error,
+)
 from bot.vocabulary import (
     ACTUAL_LINE_RE,
     BACKTRACE_NOTE_RE,
@@ -202,6 +208,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _error_in_prose,
         _cut_cpp_traceback,
         _tvm_diagnostics,
+        _cut_python_traceback,
         _hang,
         _wrong_words,
         _loose_crash,
@@ -298,6 +305,11 @@ def _mismatched(lines: list[_Line]) -> Reported | None:
 _WRAPPED_TAIL_RE = re.compile(r"\b(?:has|have|has no|is|not|of|to|the|a|named|from|for|in)$")
 
 
+_UNSUPPORTED_RE = re.compile(
+    r"\b(?:unsupported|not supported|not implemented|no converter|cannot convert)\b", re.I
+)
+
+
 def _error_line(lines: list[_Line]) -> Reported | None:
     """The last reported exception line (or TVMScript ``error:`` diagnostic)."""
     # Exceptions group into reports: a new traceback (not chained to the one before it) starts
@@ -369,6 +381,10 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         err = parse_last_error(block)
         if err is not None and err.frames and err.frames[-1].kind == "tvm":
             return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
+        if _UNSUPPORTED_RE.search(msg):
+            # A frontend's ``assert`` on what it cannot convert ("Unsupported function types
+            # ['mm.default']"), its traceback cut: TVM's refusal, not the script's own check.
+            return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
         return Reported(Outcome.WRONG_RESULT, signature=sig, evidence=ev)
     return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
 
@@ -399,6 +415,30 @@ def _cut_cpp_traceback(lines: list[_Line]) -> Reported | None:
     title = next((ln.text for ln in lines if ln.where == "title"), "")
     sig = _TAGS_RE.sub("", title).replace("`", "").strip() or last_cpp
     return Reported(Outcome.INTERNAL_ERROR, signature=sig, evidence=(last_cpp,))
+
+
+_PY_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+(?:, in \S+)?\s*$')
+
+
+def _cut_python_traceback(lines: list[_Line]) -> Reported | None:
+    """A Python traceback cut before its exception line (a scraped copy, a screenshot's
+    caption) whose last frame is inside TVM's own package: the error was raised in TVM, even
+    when the prose calls it "a crash" (a signal would have shown no traceback)."""
+    last = None
+    for ln in lines:
+        if ln.where == "title":
+            continue
+        if _TB_START_RE.match(ln.text):
+            last = None
+            continue
+        m = _PY_FRAME_RE.match(ln.text)
+        if m:
+            last = (m["path"], ln.text.strip())
+    if last is None or frame_kind(last[0]) != "tvm" or last[0].startswith("<"):
+        return None
+    title = next((ln.text for ln in lines if ln.where == "title"), "")
+    sig = _TAGS_RE.sub("", title).replace("`", "").strip() or normalize_paths(last[1])
+    return Reported(Outcome.TVM_ERROR, signature=sig, evidence=(normalize_paths(last[1]),))
 
 
 def _tvm_diagnostics(lines: list[_Line]) -> Reported | None:

@@ -34,14 +34,11 @@ from bot.events import ONLY_IF_CHANGED, REASON_CLOSED, REASON_RETEST, is_bot_com
 from bot.history import BuildInfo as HistoryBuild
 from bot.history import (
     MatrixRow,
-    compute_history,
-    insert_section,
     match_build,
-    order_rows,
     parse_reported_version,
-    render_matrix,
     row_from_build,
     row_to_store,
+    with_matrix,
 )
 from bot.labels import MARKER, STATUS_QUEUED, STATUS_RUNNING
 from bot.models import Comment, Issue, Repro, RunResult
@@ -407,13 +404,11 @@ def _finish(
         rows.append(_other_row(other, issue, the_plan, prefix))
     comment = triage.comment
     history = None
+    matrix: list[dict[str, Any]] = []
     if len(rows) > 1:
-        ordered = order_rows(rows)
-        history = compute_history(ordered)
-        reported = match_build(parse_reported_version(f"{issue.title}\n{issue.body}"),
-                               [HistoryBuild(r.build, r.kind, r.version, r.commit)
-                                for r in ordered])
-        comment = insert_section(comment, render_matrix(ordered, history, reported))
+        view = with_matrix(comment, rows, f"{issue.title}\n{issue.body}")
+        comment, history = view.comment, view.history
+        matrix = [r.to_json() for r in view.rows]
     main_before = svc.state.main(repo, number) or {}
     fixed_on_main = bool(main_before.get("fixed_on_main")) and triage.outcome.value == "passed"
     labels = list(triage.labels) + ([sweep.fixed_label(prefix)] if fixed_on_main else [])
@@ -450,7 +445,7 @@ def _finish(
                        else environment.get("tvm_commit", "")),
         "build": build.name if build else "",
         "cached": cached,
-        "matrix": [r.to_json() for r in order_rows(rows)] if len(rows) > 1 else [],
+        "matrix": matrix,
         "history": history.to_json() if history else None,
         "gpu": environment.get("gpu", ""),
         "infra_error": infra_error,

@@ -229,6 +229,7 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
             r"|corrupted (?:size vs\. prev_size|double-linked list|top size)[^\n]*"
             r"|stack smashing detected"
             r"|terminate called after throwing an instance of[^\n]*"
+            r"|libc\+\+abi(?:\.dylib)?: terminating(?: due to uncaught exception)?[^\n]*"
             r"|AddressSanitizer: [\w-]+[^\n]*"
         ),
     ),
@@ -367,7 +368,7 @@ TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
         r"^\s*\[\d{2}:\d{2}:\d{2}\] (?=\S*(?:src|include)/\S)[^\s:]*\.(?:cc|h|cpp):\d+: "
         r"(?!(?:Warning|warning|Info|info|Note|note)\b)"
         r"(?=[^\n]*\b(?:[Ee]rror|fail(?:s|ed)?|[Cc]annot|[Uu]nable|[Ii]nvalid|not supported|"
-        r"[Uu]nsupported|does not match|conflict)).*"
+        r"[Uu]nsupported|does not match|conflict|is not|are not|not part of|not found|must)).*"
     ),
 )
 BACKTRACE_NOTE_RE = re.compile(r"note: run with `?TVM_BACKTRACE=1`?")
@@ -436,6 +437,10 @@ MODULE_ALIASES = frozenset(
 )
 # A report about importing itself ("Failed to import tvm.relax", "import tvm fails"): a script
 # that only imports is its whole repro.
+# A report about importing, or about loading TVM's shared library (which happens on import).
 IMPORT_REPORT_RE = re.compile(
-    r"\bimport(?:s|ed|ing)?\b|ImportError|ModuleNotFoundError|No module named", re.IGNORECASE
+    r"\bimport(?:s|ed|ing)?\b|ImportError|ModuleNotFoundError|No module named"
+    r"|undefined symbol|cannot open shared object|Could not find module|\blibtvm\w*"
+    r"|\btvm(?:_runtime|_compiler|_ffi)?\.(?:dll|so|dylib)\b|\bload_lib\w*|\bdlopen\b",
+    re.IGNORECASE,
 )

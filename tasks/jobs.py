@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from celery import Task, shared_task
@@ -165,13 +166,20 @@ def build_update(self: Task, names: list[str] | None = None) -> dict[str, Any]:
     return out
 
 
+def _retried(task: Task, work: Callable[[Any, dict[str, Any]], dict[str, Any]],
+             payload: dict[str, Any], what: str) -> dict[str, Any]:
+    """``work(services, payload)``, retried with backoff when it fails (a task boundary)."""
+    svc = runtime(task.app).services
+    try:
+        return work(svc, payload)
+    except Exception as e:  # task boundary
+        raise _retry(task, e, what) from e
+
+
 @shared_task(name=TASK_SWEEP, bind=True)
 def sweep_new_main(self: Task, build: dict[str, Any]) -> dict[str, Any]:
-    svc = runtime(self.app).services
-    try:
-        return sweep.sweep_new_main(svc, build)
-    except Exception as e:  # task boundary
-        raise _retry(self, e, f"sweep of build {build.get('name')}@{build.get('commit')}") from e
+    return _retried(self, sweep.sweep_new_main, build,
+                    f"sweep of build {build.get('name')}@{build.get('commit')}")
 
 
 @shared_task(name=TASK_BISECT, bind=True)
@@ -194,11 +202,8 @@ def bisect(self: Task, request: dict[str, Any]) -> dict[str, Any]:
 
 @shared_task(name=TASK_BISECTED, bind=True)
 def bisected(self: Task, result: dict[str, Any]) -> dict[str, Any]:
-    svc = runtime(self.app).services
-    try:
-        return sweep.report_bisect(svc, result)
-    except Exception as e:  # task boundary
-        raise _retry(self, e, f"bisection report {result.get('job_id', '?')}") from e
+    return _retried(self, sweep.report_bisect, result,
+                    f"bisection report {result.get('job_id', '?')}")
 
 
 @shared_task(name=TASK_REPORT, bind=True)

@@ -965,6 +965,15 @@ def test_a_crash_inside_tvm_keeps_its_plain_detail() -> None:
          Reported(Outcome.API_MISMATCH, "AttributeError: x"), Outcome.PASSED),
         ("[Bug] segfault on startup", Reported(Outcome.MISSING_DEPENDENCY,
          "ModuleNotFoundError: No module named 'tvm_ffi'"), Outcome.PASSED),
+        # Loading TVM's library is part of importing it.
+        ("[Bug] undefined symbol _ZN3tvm3ffi5ReprX in libtvm_compiler.so",
+         Reported(Outcome.TVM_ERROR, "OSError: <env>/site-packages/tv"), Outcome.PASSED),
+        ("[Bug] nightly wheel on Windows", Reported(
+            Outcome.TVM_ERROR, "FileNotFoundError: Could not find module 'C:\\env\\tvm\\tvm.dll'"),
+         Outcome.PASSED),
+        # ... but a .so the script builds itself says nothing about importing.
+        ("[Bug] export_library output is empty", Reported(Outcome.WRONG_RESULT, "empty file"),
+         Outcome.NO_REPRO),
     ],
 )
 def test_a_passing_import_only_script(title: str, reported: Reported | None, outcome: Outcome):
@@ -987,3 +996,18 @@ def test_a_forgotten_import_is_the_scripts_own_error_not_a_fragment() -> None:
     cls = classify(RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=stderr),
                    script=script)
     assert cls.outcome == Outcome.PYTHON_ERROR
+
+
+def test_a_forgotten_import_does_not_hide_names_the_issue_never_defines() -> None:
+    # The run stops on `tvm` first, but `onnx_model` and `shape_dict` are never built either:
+    # the script is part of a longer program (no-repro naming them), not a python-error.
+    script = ("x = 1\nif x:\n    mod, params = tvm.relax.frontend.onnx.from_onnx("
+              "onnx_model, shape_dict)\n")
+    stderr = (
+        'Traceback (most recent call last):\n  File "/w/repro.py", line 3, in <module>\n'
+        "NameError: name 'tvm' is not defined\n"
+    )
+    cls = classify(RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=stderr),
+                   script=script)
+    assert cls.outcome == Outcome.NO_REPRO
+    assert "`onnx_model`, `shape_dict` that the issue never defines" in cls.detail

@@ -59,6 +59,73 @@ ROWS += [
 ]
 
 
+# Unseen-report misses (session 7): each class with should-take / should-not-take rows.
+_QUOTED_PLAIN = ("import numpy as np\nimport tvm\nfrom tvm import te\n\n"
+                 "A = te.placeholder((8,), name='A')\nprint(A.shape)\n")
+_HEREDOC = "import tvm\nfrom tvm import te\nA = te.placeholder((4,), name='A')\nprint(A)\n"
+_REDUCED = "import tvm\nfrom tvm import te\nB = te.placeholder((2,), name='B')\nprint(B)\n"
+ROWS += [
+    # A maintainer's script quoted back WITHOUT fences in the author's comment, "also not work".
+    ("quoted-unfenced: the author says it does not work either", Issue(
+        "[Bug] export fails", "It fails after loading the exported model.", author="a",
+        comments=(Comment("a", "> I tried this and it runs without errors for me.\n>\n"
+                          + _quote(_QUOTED_PLAIN) + "\n\nThis example is also not work.\n"),)),
+     _QUOTED_PLAIN),
+    ("quoted-unfenced: quoted and answered with thanks", Issue(
+        "[Bug] export fails", "It fails after loading the exported model.", author="a",
+        comments=(Comment("a", _quote(_QUOTED_PLAIN) + "\n\nThanks, I will try it.\n"),)), None),
+    # The interpreter fed a heredoc in a console block.
+    ("heredoc: python - <<'EOF'", Issue(
+        "[Bug] segfault", "```console\n$ python - <<'EOF'\n" + _HEREDOC
+        + "EOF\nSegmentation fault (core dumped)\n```\n", author="a"), _HEREDOC),
+    ("heredoc: python3 <<EOF", Issue(
+        "[Bug] segfault", "```bash\npython3 <<EOF\n" + _HEREDOC + "EOF\n```\n", author="a"),
+     _HEREDOC),
+    ("heredoc: a cat of some other heredoc is no script", Issue(
+        "[Bug] x", "```bash\ncat > notes.txt <<EOF\nsome words here\nEOF\n```\n", author="a"),
+     None),
+    # "I reduced it": the author's later, smaller script replaces the first one.
+    ("later reduced repro: I reduced it", Issue(
+        "[Bug] wrong take", "```python\n" + SCRIPT + "```\n", author="a",
+        comments=(Comment("a", "I reduced it, plain te is enough:\n\n```python\n" + _REDUCED
+                          + "```\n"),)), _REDUCED),
+    ("later reduced repro: a variant that works is not it", Issue(
+        "[Bug] wrong take", "```python\n" + SCRIPT + "```\n", author="a",
+        comments=(Comment("a", "With the other mode it works:\n\n```python\n" + _REDUCED
+                          + "```\n"),)), SCRIPT),
+    # Someone else re-posts the script (quoted, fenced) and says it fails for them too.
+    ("someone else's quoted script: fails for me too", Issue(
+        "[Bug] parallel fails", "Script is in the forum thread; I will paste it if needed.",
+        author="a", comments=(Comment("b", "I hit the same thing. Re-posting it:\n\n"
+                                      + _quote(F + "python\n" + SCRIPT + F)
+                                      + "\n\nFails for me too on main.\n"),)), SCRIPT),
+    ("someone else's script with no word about failing", Issue(
+        "[Bug] parallel fails", "Script is in the forum thread.", author="a",
+        comments=(Comment("b", "Have you tried this?\n\n" + F + "python\n" + SCRIPT + F
+                          + "\n"),)), None),
+    # An import failure shown only as an interactive session's traceback.
+    ("session traceback into tvm/__init__.py", Issue(
+        "can not import tvm", "Python 3.10.4\n>>> \nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n'
+        '  File "/home/u/src/tvm/python/tvm/__init__.py", line 26, in <module>\n'
+        "    from ._ffi.base import TVMError\n"
+        "OSError: libtvm.so: cannot open shared object file: No such file or directory\n",
+        author="a"), "import tvm\n"),
+    ("session traceback into a subpackage", Issue(
+        "import of relax fails", "Traceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n'
+        '  File "/opt/tvm/python/tvm/relax/__init__.py", line 68, in <module>\n'
+        "    from .op.base import call_tir\n"
+        "AttributeError: module 'tvm.ir._ffi_api' has no attribute 'X'\n", author="a"),
+     "import tvm.relax\n"),
+    ("session traceback from the user's own code", Issue(
+        "x fails", "Traceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n'
+        '  File "/home/u/mine/helpers.py", line 3, in <module>\n'
+        "ValueError: bad\n", author="a"), None),
+]
+
+
 @pytest.mark.parametrize(("rule", "issue", "expected"), ROWS, ids=[r[0] for r in ROWS])
 def test_rule_table(rule: str, issue: Issue, expected: str | None) -> None:
     repro = extract_repro(issue)
@@ -117,3 +184,4 @@ def test_markdown_is_parsed_once_per_text(monkeypatch: pytest.MonkeyPatch) -> No
                             Comment("a", later)))
     assert extract_repro(issue).found
     assert len(calls) <= 3  # body and two author comments; the other's comment is not needed
+

@@ -6,7 +6,13 @@ import textwrap
 
 import pytest
 
-from bot.fragments import imports_only, never_bound, unbound_names, warm_start_eligible
+from bot.fragments import (
+    fragment_at_start,
+    imports_only,
+    never_bound,
+    unbound_names,
+    warm_start_eligible,
+)
 
 # (script, the never-bound names, of which read at module level, sure)
 UNBOUND_TABLE = [
@@ -206,3 +212,34 @@ def test_warm_start_eligible(script: str) -> None:
 @pytest.mark.parametrize("script", WARM_SHOULD_NOT)
 def test_warm_start_not_eligible(script: str) -> None:
     assert not warm_start_eligible(script)
+
+
+# (script, names a run would certainly stop on before anything runs; () = let the run decide)
+AT_START_TABLE = [
+    ("mod = relax.transform.LegalizeOps()(mod)\n", ("mod",)),
+    ("import tvm\nmod = tvm.IRModule()\nmod = relax.transform.LegalizeOps()(mod)\n", ()),
+    ("import numpy as np\ncount += 1\n", ("count",)),
+    ("import tvm\nfrom tvm import relax\n\nmod = relax.transform.FuseOps()(mod)\n", ("mod",)),
+    ("import tvm\nN = 4\ndef f(x):\n    return x\nex = tvm.compile(mod, target='llvm')\n",
+     ("mod",)),
+    # a forgotten import of tvm does not hide `onnx_model` and `shape_dict`
+    ("mod, params = tvm.relax.frontend.onnx.from_onnx(onnx_model, shape_dict)\n",
+     ("onnx_model", "shape_dict")),
+    # a call before the unbound read: the run decides (it may fail in TVM first)
+    ("import tvm\nx = tvm.nd.array([1])\nprint(result)\n", ()),
+    # everything defined
+    ("import tvm\nmod = tvm.IRModule()\nprint(mod)\n", ()),
+    # only a module's usual name missing: the script's own slip, it runs
+    ("x = tvm.tir.Var('x', 'int32')\nprint(x)\n", ()),
+    # names bound dynamically: unsure
+    ("from tvm.relax import *\nprint(mod)\n", ()),
+    # used only inside a function that is never called at module level
+    ("def f():\n    return mod\n", ()),
+    # a decorator runs at import: it is a call
+    ("import tvm\n@tvm.register_func('x')\ndef f():\n    pass\nprint(mod)\n", ()),
+]
+
+
+@pytest.mark.parametrize(("script", "names"), AT_START_TABLE)
+def test_fragment_at_start(script: str, names: tuple[str, ...]) -> None:
+    assert fragment_at_start(script) == names

@@ -333,3 +333,18 @@ def test_section_goes_above_the_rerun_hint_when_there_is_no_labels_line() -> Non
     assert merged.startswith("<!-- reprobot -->") and merged.endswith("</sub>\n")
     assert insert_section("no footer", ["x"]).endswith("x\n\n")
     assert insert_section("same", []) == "same"
+
+
+def test_with_matrix_orders_rows_marks_the_reported_build_and_places_the_history() -> None:
+    from bot.history import with_matrix
+
+    comment = "<!-- reprobot -->\n## ✅ Not reproduced on current TVM\n\nDetails.\n"
+    rows = [row("0.26.0", *BAD),
+            row("main", *GOOD, kind="source", commit=A, version="0.28.dev0"),
+            row("0.27.0.post1", *BAD)]
+    view = with_matrix(comment, rows, "[Bug] crash\n\nTVM version: 0.26.0 (pip)\n")
+    assert [r.build for r in view.rows] == ["main", "0.27.0.post1", "0.26.0"]
+    assert view.history is not None and view.history.kind == "fixed"
+    assert "`0.26.0` (your version)" in view.comment
+    assert view.comment.index("Details.") < view.comment.index("| build |")
+    assert view.comment.count("| build |") == 1

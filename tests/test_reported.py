@@ -23,6 +23,48 @@ def body(text: str) -> str:
 
 # (title, text after the repro, expected outcome, expected piece of the signature)
 TABLE = [
+    # A frontend's assert on an op it cannot convert (traceback cut): TVM's refusal.
+    (
+        "[Bug] from_exported_program fails on mm",
+        "```\nAssertionError: Unsupported function types ['mm.default']\n```",
+        Outcome.TVM_ERROR,
+        "Unsupported function types",
+    ),
+    # ... while an assert comparing numbers stays a wrong result.
+    (
+        "[Bug] conv2d output differs",
+        "```\nAssertionError: \nNot equal to tolerance rtol=1e-05, atol=1e-05\n```",
+        Outcome.WRONG_RESULT,
+        "Not equal to tolerance",
+    ),
+    # An uncaught C++ exception ends the process (abort): a crash, whatever the exception.
+    (
+        "[Bug] tvm::runtime::InternalError:",
+        "```\nlibc++abi: terminating due to uncaught exception of type "
+        "tvm::runtime::InternalError: [09:01:02] /src/serve/engine.cc:41: InternalError: "
+        "Check failed: (config_istream) is false:\n```",
+        Outcome.CRASH,
+        "libc++abi: terminating due to uncaught exception",
+    ),
+    # An old-style TVM error log line (absolute path) beats the prose's loose "crashes".
+    (
+        "Iter vars after rfactor",
+        "`reorder(ki, ko)` crashes after rfactor. The output:\n\n```\n[11:24:23] "
+        "/w/src/tvm/src/schedule/schedule_lang.cc:65: Operate on iter var iter_var(k.inner, )"
+        "that is not part of the schedule\n```",
+        Outcome.TVM_ERROR,
+        "Operate on iter var",
+    ),
+    # A Python traceback cut before its exception line, ending inside TVM: TVM raised.
+    (
+        "[Bug] get_network fails for bert",
+        "Executing the code causes a crash:\n\n```\nTraceback (most recent call last):\n"
+        '  File "test.py", line 2, in <module>\n    get_network("bert_base", [1, 128])\n'
+        '  File "/root/tvm/python/tvm/relay/frontend/pytorch.py", line 1961, in matmul\n'
+        "    a =\n```",
+        Outcome.TVM_ERROR,
+        "get_network fails for bert",
+    ),
     (
         "[Bug] crash",
         "### Actual behavior\n```\nfree(): invalid pointer\nAborted (core dumped)\n```",
@@ -695,3 +737,10 @@ def test_old_nnvm_and_topi_imports_are_tvm_names_for_the_reporter_too() -> None:
         body = f"Running it gives\n\n```\nModuleNotFoundError: No module named '{mod}'\n```\n"
         rep = parse_reported(Issue("old script fails", body, "me"), Repro(False))
         assert rep is not None and rep.outcome == Outcome.API_MISMATCH, (mod, rep)
+
+
+def test_a_cut_traceback_ending_in_the_users_own_code_is_no_tvm_error() -> None:
+    text = ("It crashes:\n\n```\nTraceback (most recent call last):\n"
+            '  File "/home/me/proj/train.py", line 9, in <module>\n    run()\n```')
+    got = parse_reported(Issue(title="[Bug] x", body=body(text), author="alice"), REPRO)
+    assert got is not None and got.outcome == Outcome.CRASH

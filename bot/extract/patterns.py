@@ -208,7 +208,10 @@ SMALLER_RE = Pattern(
     r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
     r"case|mre|mwe)\b|"
     r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"
-    r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b",
+    r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b|"
+    # "I reduced it", "cut it down", "boiled it down", "narrowed it down to"
+    r"\b(?:reduced|minimi[sz]ed|shrank|shrunk)\s+(?:it|this)\b|"
+    r"\b(?:cut|boiled|narrowed|stripped|trimmed)\s+(?:it|this|the \w+)\s+down\b",
     re.I,
 )
 
@@ -300,8 +303,11 @@ TB_FRAME_RE = Pattern(r'^\s*File "[^"]*", line \d+')
 
 SIMPLE_ASSIGN_RE = Pattern(r"^\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*=(?!=)\s*\S")
 
+# ``cat > repro.py <<EOF ... EOF``, or the interpreter fed a heredoc: ``python - <<'EOF'``,
+# ``python3 <<EOF``, ``python -u - <<EOF``.
 HEREDOC_RE = Pattern(
-    r"^[^\n]*\bcat\s*>\s*['\"]?[\w./-]+\.py['\"]?\s*<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\s*$",
+    r"^[^\n]*(?:\bcat\s*>\s*['\"]?[\w./-]+\.py['\"]?|(?<![\w./-])python[\d.]*(?:\s+-[A-Za-z]\w*)*"
+    r"(?:\s+-)?)\s*<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\s*$",
     re.M | re.S,
 )
 
@@ -328,7 +334,7 @@ PY_VERSIONED_RE = Pattern(r"^(python|py|ipython)[-_ ]?\d+(?:\.\d+)*$")
 # The author's own words saying a script quoted from someone else fails for them too.
 QUOTE_FAILS_TOO_RE = Pattern(
     r"\b(?:(?:also|too|as well|still|same)\b[^.\n]{0,40}\b(?:fails?|failing|crash\w*|errors?|"
-    r"segfaults?|breaks?|broken|aborts?)|(?:fails?|failing|crash\w*|errors? out|segfaults?|breaks?)"
+    r"segfaults?|breaks?|broken|aborts?|n[o']t work\w*|does\s?n[o']t work\w*)|(?:fails?|failing|crash\w*|errors? out|segfaults?|breaks?)"
     r"\b[^.\n]{0,40}\b(?:too|also|as well|for me|on my (?:side|machine|end))|"
     r"(?:can|could) reproduce|reproduces? (?:it|this|the (?:issue|problem|bug|crash))|"
     r"same (?:error|crash|failure|problem|issue|segfault|traceback))\b",

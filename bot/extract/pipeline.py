@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 
 from bot.extract.args import with_args
 from bot.extract.blocks import from_blocks
-from bot.extract.candidates import own_blocks
+from bot.extract.candidates import own_blocks, quoted_fails_too
 from bot.extract.files import with_file_note
 from bot.extract.markdown import (
     Block,
@@ -64,6 +64,7 @@ from bot.extract.patterns import (
     FIX_RE,
     INCOMPLETE_RE,
     PROSE_IMPORT_RE,
+    QUOTE_FAILS_TOO_RE,
     REPRO_WORDS_RE,
     SMALLER_RE,
     VARIANT_RE,
@@ -93,6 +94,24 @@ def _shell_in_prose(src: Source, blocks: list[Block]) -> tuple[Repro | None, Not
     return shell_in_prose(src, blocks), NO_NOTES
 
 
+_QUOTE_MARK_RE = re.compile(r"^\s{0,3}>\s?")
+
+
+def _quoted_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
+    """In a comment, a script quoted with ``> `` but pasted without fences, when the author's
+    own words say it fails for them too ("This example also does not work")."""
+    if src.name == "body" or not quoted_fails_too(src):
+        return None, NO_NOTES
+    quoted = [_QUOTE_MARK_RE.sub("", ln, count=1) for ln in src.lines if _QUOTE_MARK_RE.match(ln)]
+    if not quoted:
+        return None, NO_NOTES
+    inner = read_source(src.name, "\n".join(quoted), by_author=src.by_author)
+    repro, _ = from_unfenced(inner, list(inner.blocks))
+    if repro is None:
+        return None, NO_NOTES
+    return replace(repro, blocks=(f"{src.name}:quoted",)), NO_NOTES
+
+
 # The passes over one text (the body, then each of the author's comments), in order; the first
 # that finds a repro wins.
 SOURCE_PASSES: tuple[SourcePass, ...] = (
@@ -100,6 +119,7 @@ SOURCE_PASSES: tuple[SourcePass, ...] = (
     SourcePass("python in shell code blocks", _shell_in_blocks),
     SourcePass("code pasted without fences", from_unfenced),
     SourcePass("python in shell lines of the prose", _shell_in_prose),
+    SourcePass("code quoted without fences that fails for the author too", _quoted_unfenced),
 )
 
 
@@ -148,7 +168,7 @@ def extract_repro(issue: Issue) -> Repro:
         return with_file_note(with_args(fallback, all_author_text))
 
     for name, raw in others:
-        if not REPRO_WORDS_RE.search(raw):
+        if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)):
             continue
         other = read_source(name, raw, by_author=False)
         repro, _ = from_blocks(other, own_blocks(other))
@@ -161,10 +181,33 @@ def extract_repro(issue: Issue) -> Repro:
     if notes.error_output and not notes.held_back:
         # 'when I run "import tvm" it fails with: <traceback>': the one statement is the repro.
         for src in sources:
-            repro = import_named_in_prose(src)
+            repro = import_named_in_prose(src) or import_in_session_traceback(src)
             if repro is not None:
                 return repro
     return Repro(found=False, shape=no_repro_shape(notes), reason=reason_for(notes))
+
+
+# An interactive session's traceback whose first statement went straight into a TVM package's
+# ``__init__.py``: ``File "<stdin>", line 1, in <module>`` then ``File ".../tvm/relax/__init__.py"``.
+_SESSION_IMPORT_RE = re.compile(
+    r'^\s*File "<(?:stdin|string|ipython-input[^>]*)>", line 1, in <module>\s*\n'
+    r'\s*File "([^"\n]*[/\\]tvm(?:[/\\]\w+)*)[/\\]__init__\.py", line \d+, in <module>',
+    re.M,
+)
+
+
+def import_in_session_traceback(src: Source) -> Repro | None:
+    """An import-time failure shown only as an interactive session's traceback: its first
+    frame (the session's line 1) went straight into a TVM package's ``__init__``, so that line
+    imported the package; the repro is that import (``import tvm``, ``import tvm.relax``)."""
+    m = _SESSION_IMPORT_RE.search(src.text)
+    if m is None:
+        return None
+    parts = re.split(r"[/\\]+", m.group(1))
+    top = len(parts) - 1 - parts[::-1].index("tvm")  # the package's own tvm/, not a checkout's
+    module = ".".join(parts[top:])
+    return Repro(found=True, script=f"import {module}\n", blocks=(f"{src.name}:traceback",),
+                 shape="interactive")
 
 
 def import_named_in_prose(src: Source) -> Repro | None:

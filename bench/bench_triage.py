@@ -6,10 +6,10 @@ the script alone. Prints the medians and the median ratio (target <= 1.05).
 
     .venv/bin/python bench/bench_triage.py [N] [--tvm-first] [--bot-arg=--no-warm]
 
-The script starts with ``import time`` and ``import numpy``, so ``reprobot triage`` runs it cold
-(a warm start is used only when the first statement imports tvm); ``--tvm-first`` moves
-``import tvm`` first, the shape the warm start serves. ``--bot-arg`` adds an option to the
-``reprobot triage`` command line (repeat), e.g. ``--no-warm`` to compare on the same machine.
+``reprobot triage`` uses its warm start here (the sandbox does the script's leading imports
+``time``, ``numpy``, ``tvm``, ``tvm.te`` while the issue is read); ``--tvm-first`` moves
+``import tvm`` first. ``--bot-arg`` adds an option to the ``reprobot triage`` command line
+(repeat), e.g. ``--bot-arg=--no-warm`` for the cold path on the same machine.
 """
 
 from __future__ import annotations

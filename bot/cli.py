@@ -321,7 +321,7 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
         cache = None if args.no_cache else _cache_dir()
         # The sandbox starts (and imports tvm) while the issue is read below; it is used only
         # when the plan makes that start exactly what the script does first.
-        runner, build, warm = (_prestart(args, cfg, stack, cache)
+        runner, build, warm = (_prestart(args, cfg, stack, cache, text)
                                if cfg.sandbox.warm_start and not args.no_warm
                                else (None, None, None))
         # (markdown, the extractor's rules: imported only now, after the prestart)
@@ -375,10 +375,13 @@ def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitSta
 
 
 def _prestart(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack,
-              cache: Path | None) -> tuple[Any, Any, Any]:
+              cache: Path | None, text: str) -> tuple[Any, Any, Any]:
     """(runner, build, a prestarted CPU run on the build's interpreter or None), before the
-    issue is read. Anything that stops it leaves the cold path to do (and report) the same."""
+    issue is read; it imports what the issue's first code block imports first, when that
+    includes tvm, else tvm (``bot.warmstart.guess_preload``). Anything that stops it leaves the
+    cold path to do (and report) the same."""
     from bot.errors import InfraError
+    from bot.warmstart import guess_preload
     from tasks.runner import SandboxRunner
 
     runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
@@ -388,7 +391,7 @@ def _prestart(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack
         return runner, None, None
     pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
     try:
-        warm = runner.prestart(build.python, pass_env=pass_env)
+        warm = runner.prestart(build.python, pass_env=pass_env, preload=guess_preload(text))
     except InfraError:
         return runner, build, None
     if warm is not None:
@@ -401,11 +404,11 @@ def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any, build: Any
                 warm: Any = None) -> tuple[Any, dict[str, str], Any]:
     """Run the repro on ``build``'s interpreter; (run, environment, build with its identity).
     ``warm``: a prestarted run on that interpreter, used when the plan allows
-    (``bot.fragments.warm_start_eligible``), else discarded."""
+    (``bot.warmstart.warm_start_eligible``), else discarded."""
     from dataclasses import replace as _replace
 
     from bot.builds import KIND_ADHOC
-    from bot.fragments import warm_start_eligible
+    from bot.warmstart import warm_start_eligible
 
     python = build.python
     pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
@@ -414,7 +417,7 @@ def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any, build: Any
     side = _Beside(lambda: _probe_and_load(
         lambda p, cache_dir: runner.environment(p), python, cache))
     if warm is not None and the_plan.worker == "cpu" and warm_start_eligible(
-            the_plan.repro.script):
+            the_plan.repro.script, warm.preload):
         run = warm.go(the_plan.repro.script, the_plan.repro.args)
     else:
         if warm is not None:

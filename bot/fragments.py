@@ -388,35 +388,3 @@ def imports_only(script: str) -> tuple[str, ...]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             mods.append(node.module)
     return tuple(dict.fromkeys(mods))
-
-
-def _is_tvm(name: str | None) -> bool:
-    return name is not None and (name == "tvm" or name.startswith("tvm."))
-
-
-def warm_start_eligible(script: str) -> bool:
-    """Does the script's first executed statement import tvm (``import tvm``, ``import tvm.x
-    [as y]``, ``from tvm[.x] import ...``; after a docstring and ``from __future__`` imports)?
-
-    Then a sandbox that imported tvm before the script was known (a warm start) is exactly
-    equivalent to running it cold. Anything else first (``import numpy``, ``import torch``:
-    import order changes real TVM bugs; setting ``os.environ``; any code; a syntax error) is
-    not.
-    """
-    tree = _parse(script)
-    if tree is None:
-        return False
-    body = list(tree.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]  # the module docstring
-    while body and isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__":
-        body = body[1:]
-    if not body:
-        return False
-    first = body[0]
-    if isinstance(first, ast.Import):
-        return _is_tvm(first.names[0].name)
-    if isinstance(first, ast.ImportFrom):
-        return first.level == 0 and _is_tvm(first.module)
-    return False

@@ -127,12 +127,15 @@ class SandboxRunner:
     def environment(self, python: str) -> dict[str, str]:
         return self.sandbox.environment(python, run_script)
 
-    def prestart(self, python: str, *, pass_env: Mapping[str, str] = {}) -> Prestarted | None:
+    def prestart(self, python: str, *, pass_env: Mapping[str, str] = {},
+                 preload: Sequence[tuple[str, Sequence[str]]] = (("tvm", ()),),
+                 ) -> Prestarted | None:
         """Start a CPU run on ``python`` before its script is known (see ``Prestarted``), or
         None where this backend cannot (docker) or a passed PYTHONPATH would meet the hook's.
+        ``preload``: the imports it does meanwhile, ``(module, fromlist)`` in order.
         InfraError when the sandbox cannot be set up (a cold run would say the same)."""
         return prestart(python, sandbox=self.sandbox, pass_env=pass_env,
-                        cache_dir=self.cache_dir)
+                        cache_dir=self.cache_dir, preload=preload)
 
     def check(self) -> str:
         return self.sandbox.check()
@@ -151,7 +154,9 @@ def check_sandbox(sandbox: Sandbox | SandboxConfig) -> str:
 
 
 def prestart(python: str, *, sandbox: Sandbox, pass_env: Mapping[str, str] = {},
-             cache_dir: Path | None = None) -> Prestarted | None:
+             cache_dir: Path | None = None,
+             preload: Sequence[tuple[str, Sequence[str]]] = (("tvm", ()),),
+             ) -> Prestarted | None:
     """See ``SandboxRunner.prestart``."""
     if not sandbox.warm_start or "PYTHONPATH" in pass_env:
         return None
@@ -162,7 +167,7 @@ def prestart(python: str, *, sandbox: Sandbox, pass_env: Mapping[str, str] = {},
     hook_fd = -1
     launch: Launch | None = None
     try:
-        hook_fd = sb.data_fd(warm.hook_zip(theirs.fileno()), "warm-hook")
+        hook_fd = sb.data_fd(warm.hook_zip(theirs.fileno(), preload), "warm-hook")
         spec = RunSpec(script="", python=python, pass_env=dict(pass_env),
                        cache_dir=cache_dir, warm=WarmFds(hook_zip=hook_fd,
                                                           channel=theirs.fileno()))
@@ -178,20 +183,22 @@ def prestart(python: str, *, sandbox: Sandbox, pass_env: Mapping[str, str] = {},
         theirs.close()  # the run holds its own copies now (or never will)
         if hook_fd >= 0:
             os.close(hook_fd)
-    return Prestarted(sandbox, launch, run, ours, python=python, pass_env=dict(pass_env),
-                      cache_dir=cache_dir)
+    started = Prestarted(sandbox, launch, run, ours, python=python, pass_env=dict(pass_env),
+                         cache_dir=cache_dir)
+    started.preload = tuple((m, tuple(f)) for m, f in preload)
+    return started
 
 
 class Prestarted:
     """A CPU run started before its script is known: the interpreter runs in the sandbox with
-    the same limits, environment and command line as a run, has imported tvm (the warm hook,
-    ``tasks/warm_hook.py``) and waits. Its watcher runs from the start, so the time limit
+    the same limits, environment and command line as a run, has done the ``preload`` imports
+    (tvm's; the warm hook, ``tasks/warm_hook.py``) and waits. Its watcher runs from the start, so the time limit
     counts from the prestart and ``seconds`` is from the prestart to the exit.
 
     ``go(script, args)`` hands it the script and returns its ``RunResult``; when the hook says
     the start is not equivalent (importing tvm raised, a real usercustomize...) the script
     runs cold instead. ``discard()`` kills it and releases everything. Use only for a script
-    whose first statement imports tvm (``bot.fragments.warm_start_eligible``).
+    whose leading imports begin with the preload (``bot.warmstart.warm_start_eligible``).
     """
 
     def __init__(self, sandbox: Sandbox, launch: Launch, run: _Run, channel: Any, *,
@@ -204,6 +211,7 @@ class Prestarted:
         self.done = False
         # how go() ran the script: "warm" (here), "cold" (a run of its own), or None (not yet)
         self.used: str | None = None
+        self.preload: tuple[tuple[str, tuple[str, ...]], ...] = (("tvm", ()),)
         self.thread = threading.Thread(target=self._watch, name="reprobot-warm", daemon=True)
         self.thread.start()
 

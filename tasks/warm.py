@@ -3,8 +3,8 @@
 A prestarted run (``tasks.runner.SandboxRunner.prestart``) starts the interpreter exactly as a
 run does (``python -X faulthandler repro.py``, same sandbox, limits and environment) before the
 script is known, with ``PYTHONPATH=/proc/self/fd/N``: N is a memfd holding a zip whose only
-file is ``sitecustomize.py`` (``tasks/warm_hook.py``, with the channel's fd number written in).
-The hook imports tvm, says ``1`` on the channel (an AF_UNIX socket), waits for
+file is ``sitecustomize.py`` (``tasks/warm_hook.py``, with the channel's fd number and the
+imports to do written in). The hook does those imports (tvm's), says ``1`` on the channel (an AF_UNIX socket), waits for
 :func:`message`, says ``2`` and lets Python run the script (see the hook's docstring); ``0``
 at either step means "not equivalent": the bot runs the script cold. Nothing is
 mounted for it: once it has closed its fds the sandbox looks as in a cold run.
@@ -26,15 +26,24 @@ STARTED = b"2"  # repro.py written, argv set: Python runs it now
 _hook_source: str | None = None
 
 
-def hook_source(channel_fd: int) -> bytes:
-    """The hook's source with the channel's fd number written in."""
+def hook_source(channel_fd: int, preload: Sequence[tuple[str, Sequence[str]]] = (
+        ("tvm", ()),)) -> bytes:
+    """The hook's source with the channel's fd number and the preload written in."""
     global _hook_source
     if _hook_source is None:
         _hook_source = HOOK_FILE.read_text(encoding="utf-8")
-    marker = "\n_CHANNEL_FD = -1\n"
-    if marker not in _hook_source:
-        raise RuntimeError(f"{HOOK_FILE} lost its _CHANNEL_FD line")
-    return _hook_source.replace(marker, f"\n_CHANNEL_FD = {int(channel_fd)}\n", 1).encode()
+    imports = tuple((m, tuple(f)) for m, f in preload)
+    for module, fromlist in imports:
+        if not all(part.isidentifier() for part in module.split(".")) or \
+                not all(n == "*" or n.isidentifier() for n in fromlist):
+            raise ValueError(f"not an import: {module!r} {fromlist!r}")
+    text = _hook_source
+    for line, value in (("_CHANNEL_FD = -1", f"_CHANNEL_FD = {int(channel_fd)}"),
+                        ('_PRELOAD = (("tvm", ()),)', f"_PRELOAD = {imports!r}")):
+        if f"\n{line}\n" not in text:
+            raise RuntimeError(f"{HOOK_FILE} lost its {line!r} line")
+        text = text.replace(f"\n{line}\n", f"\n{value}\n", 1)
+    return text.encode()
 
 
 def stored_zip(name: str, data: bytes) -> bytes:
@@ -52,8 +61,9 @@ def stored_zip(name: str, data: bytes) -> bytes:
     return local + data + central + end
 
 
-def hook_zip(channel_fd: int) -> bytes:
-    return stored_zip(HOOK_NAME, hook_source(channel_fd))
+def hook_zip(channel_fd: int, preload: Sequence[tuple[str, Sequence[str]]] = (
+        ("tvm", ()),)) -> bytes:
+    return stored_zip(HOOK_NAME, hook_source(channel_fd, preload))
 
 
 def message(script: str, args: Sequence[str]) -> bytes:

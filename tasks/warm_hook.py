@@ -5,9 +5,10 @@ Trusted code with the script's own privileges, shipped as a zip on an inherited 
 
 1. hides itself (its ``sys.path`` entry, its importer cache entries, ``PYTHONPATH``) and runs
    the interpreter's real ``sitecustomize`` first, if it has one (as ``site`` would have);
-2. imports ``tvm`` as the script's first statement would (``sys.path[0]`` = the scratch, the
-   ``__main__`` file name set), with any warning attributed to this frame turned into an error
-   (the script's own line would have been named: such a start is not equivalent);
+2. does the imports the script's leading import statements do (``_PRELOAD``: ``import tvm``,
+   or what ``bot.warmstart`` guessed), in their order, as they would (``sys.path[0]`` = the
+   scratch, the ``__main__`` file name set), with any warning attributed to this frame turned
+   into an error (the script's own line would have been named: not equivalent);
 3. says ``1`` (ready) or ``0`` (not equivalent: the bot runs the script cold) on the channel;
 4. blocks for one message ``LEN\\nSCRIPT ARG\\0ARG\\0...``, writes ``repro.py``, sets
    ``sys.argv[1:]``, says ``2`` (or ``0`` if it could not), closes its fds and leaves
@@ -17,14 +18,14 @@ Trusted code with the script's own privileges, shipped as a zip on an inherited 
 On EOF without a message (the bot chose the cold path) it exits at once. Only modules the
 interpreter has already imported at start are used (``os``, ``sys``, the frozen importlib,
 ``_warnings``), so the script finds ``sys.modules`` as a cold start leaves it (plus tvm's).
-``_CHANNEL_FD`` is set by tasks/warm.py when it ships this file.
+``_CHANNEL_FD`` and ``_PRELOAD`` are set by tasks/warm.py when it ships this file.
 """
 
 import os
 import sys
 
 _CHANNEL_FD = -1
-_PRELOAD = "tvm"
+_PRELOAD = (("tvm", ()),)
 _SCRIPT = "repro.py"
 
 
@@ -91,7 +92,14 @@ def _preload(scratch: str) -> bool:
     sys.path.insert(0, scratch)
     ok = True
     try:
-        __import__(_PRELOAD)
+        imports: tuple[tuple[str, tuple[str, ...]], ...] = _PRELOAD  # (local: not evaluated)
+        for module, fromlist in imports:
+            # as the script's import statement does it, minus binding names in __main__
+            found = __import__(module, main.__dict__, None, fromlist or None, 0)
+            for name in fromlist:
+                if name != "*" and not hasattr(found, name) and \
+                        f"{found.__name__}.{name}" not in sys.modules:
+                    raise ImportError(name)
     except BaseException:
         ok = False
     finally:

@@ -111,8 +111,24 @@ def test_config_turns_the_warm_start_off(
     assert out["run"]["exit_code"] == 0
 
 
+def test_the_issues_own_leading_imports_are_preloaded_in_order(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    script = ("import numpy as np\nimport tvm\nfrom tvm import te\n"
+              "print(np.ones(2).sum(), te.__name__)\n")
+    spy = Spy(monkeypatch)
+    hot = triage(tmp_path, issue(script), capsys)
+    assert spy.used == ["warm"]  # numpy, then tvm, then tvm.te: the script's own order
+    assert hot["run"]["stdout_tail"] == "2.0 tvm.te\n"
+    cold = triage(tmp_path, issue(script), capsys, "--no-warm")
+    assert timeless(hot) == timeless(cold)
+
+
 @pytest.mark.parametrize("text", [
-    issue("import numpy as np\nimport tvm\nprint(np.ones(2).sum() + 1)\n"),  # numpy first
+    # code before tvm is imported: os.environ set first
+    issue("import os\nos.environ['TVM_NUM_THREADS'] = '1'\nimport tvm\nprint(tvm.__name__)\n"),
+    # the script found is not the issue's first code block, and imports torch-like things first
+    "# [Bug] x\n\n```\n$ pip list | grep tvm\n```\n\n```python\nimport json\nimport tvm\n"
+    "print(json.dumps(1))\n```\n",
     "# [Bug] it crashes\n\nIt crashes when I build my model. No script, sorry.\n",
 ])
 def test_a_script_not_starting_with_tvm_or_no_script_discards_the_warm_start(

@@ -6,13 +6,7 @@ import textwrap
 
 import pytest
 
-from bot.fragments import (
-    fragment_at_start,
-    imports_only,
-    never_bound,
-    unbound_names,
-    warm_start_eligible,
-)
+from bot.fragments import fragment_at_start, imports_only, never_bound, unbound_names
 
 # (script, the never-bound names, of which read at module level, sure)
 UNBOUND_TABLE = [
@@ -163,55 +157,6 @@ IMPORTS_TABLE = [
 @pytest.mark.parametrize(("script", "mods"), IMPORTS_TABLE)
 def test_imports_only(script: str, mods: tuple[str, ...]) -> None:
     assert imports_only(script) == mods
-
-
-# A warm start (the sandbox imported tvm before the script was known) is equivalent only when
-# importing tvm is exactly what the script does first.
-WARM_SHOULD = [
-    "import tvm\nprint(tvm.__version__)\n",
-    "import tvm.relax as rx\n",
-    "import tvm.relax\nimport numpy\n",
-    "from tvm import te\n",
-    "from tvm.script import tir as T\n",
-    '"""A repro."""\nimport tvm\n',
-    "from __future__ import annotations\nimport tvm\n",
-    '"""doc"""\nfrom __future__ import annotations\nfrom __future__ import division\nimport tvm\n',
-    "# a comment\n\n\nimport tvm\n",
-    "import tvm, numpy\n",
-    "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport tvm\n",
-]
-WARM_SHOULD_NOT = [
-    "import numpy as np\nimport tvm\n",  # numpy's libraries before TVM's
-    "import os\nos.environ['TVM_NUM_THREADS'] = '1'\nimport tvm\n",  # env set first
-    "import torch\nimport tvm\n",  # import order changes real TVM bugs
-    "import time\nimport numpy as np\nimport tvm\n",
-    "x = 1\nimport tvm\n",
-    "print('hi')\nimport tvm\n",
-    "import numpy, tvm\n",
-    "import tvmx\n",
-    "import tvm_ffi\nimport tvm\n",
-    "from .tvm import x\n",
-    "from tvmc import x\n",
-    "if True:\n    import tvm\n",
-    "try:\n    import tvm\nexcept ImportError:\n    pass\n",
-    "def f():\n    import tvm\n",
-    '"""doc"""\n"""second string"""\nimport tvm\n',
-    "from __future__ import annotations\n",
-    "",
-    "import tvm\nprint(\n",  # a syntax error anywhere: the script never starts
-    "import tvm\nx = '\0'\n",
-    "import sys\nsys.path.insert(0, '/x')\nimport tvm\n",
-]
-
-
-@pytest.mark.parametrize("script", WARM_SHOULD)
-def test_warm_start_eligible(script: str) -> None:
-    assert warm_start_eligible(script)
-
-
-@pytest.mark.parametrize("script", WARM_SHOULD_NOT)
-def test_warm_start_not_eligible(script: str) -> None:
-    assert not warm_start_eligible(script)
 
 
 # (script, names a run would certainly stop on before anything runs; () = let the run decide)

@@ -85,6 +85,7 @@ def make_fake_python(root: Path, tvm_init: str = FAKE_TVM, *, base: str = SYSTEM
     (site / "tvm" / "__init__.py").write_text(tvm_init)
     if sitecustomize:
         (site / "sitecustomize.py").write_text(REAL_SITECUSTOMIZE)
+    (site / "fakenp.py").write_text("import sys\nprint('fakenp: imported', file=sys.stderr)\n")
     return str(root / "bin" / "python")
 
 
@@ -296,12 +297,16 @@ def test_docker_cannot_prestart() -> None:
 
 
 def test_the_hook_zip_and_message() -> None:
-    data = warm.hook_zip(7)
+    data = warm.hook_zip(7, [("numpy", ()), ("tvm", ["te", "*"])])
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         assert z.namelist() == ["sitecustomize.py"]
         source = z.read("sitecustomize.py").decode()
     assert "\n_CHANNEL_FD = 7\n" in source
+    assert "\n_PRELOAD = (('numpy', ()), ('tvm', ('te', '*')))\n" in source
     compile(source, "sitecustomize.py", "exec")
+    for bad in [("os; import x", ()), ("a", ("b)",)), ("", ())]:
+        with pytest.raises(ValueError):
+            warm.hook_zip(7, [bad])
     msg = warm.message("print('é')\n", ["a b", "", "--x"])
     head, _, rest = msg.partition(b"\n")
     assert rest[: int(head)].decode() == "print('é')\n"
@@ -348,3 +353,22 @@ def test_none_backend_warm_start_runs_the_script(
     assert hot.exit_code == cold.exit_code == 4
     assert hot.stdout_tail == cold.stdout_tail == "['a'] True\n"
     assert hot.stderr_tail == cold.stderr_tail
+
+
+@needs_bwrap
+def test_a_preload_of_the_scripts_leading_imports_keeps_their_order(
+        box: Sandbox, fake_python: str) -> None:
+    script = "import fakenp as np\nimport tvm\nimport sys\nprint(sorted(sys.modules)[-3:])\n"
+    cold = run_script(script, python=fake_python, sandbox=box)
+    p = prestart(fake_python, sandbox=box, preload=(("fakenp", ()), ("tvm", ())))
+    assert p is not None
+    hot = p.go(script)
+    assert p.used == "warm"
+    same(cold, hot)
+    assert hot.stderr_tail == "real sitecustomize ran\nfakenp: imported\nfake tvm: imported\n"
+    # a preload the script does not do: its own error, from its own run
+    p = prestart(fake_python, sandbox=box, preload=(("no_such_module", ()), ("tvm", ())))
+    assert p is not None
+    res = p.go("import no_such_module\n")
+    assert p.used == "cold" and "ModuleNotFoundError" in res.stderr_tail
+    assert 'File "/tmp/scratch/repro.py", line 1' in res.stderr_tail

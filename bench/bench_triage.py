@@ -64,6 +64,9 @@ def main() -> None:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--tvm-first", action="store_true", help="the script imports tvm first")
     ap.add_argument("--bot-arg", action="append", default=[], help="extra reprobot triage option")
+    ap.add_argument("--versus", metavar="ARG",
+                    help="also time `reprobot triage ... ARG` in the same alternation "
+                    "(e.g. --versus=--no-warm)")
     a = ap.parse_args()
     script = TVM_FIRST if a.tvm_first else SCRIPT
     issue = ISSUE.replace(SCRIPT, script)
@@ -84,6 +87,7 @@ def main() -> None:
                  f"{first.stderr[-2000:]}")
     t_bot: list[float] = []
     t_bare: list[float] = []
+    t_vs: list[float] = []
     for _ in range(a.n):
         t = time.perf_counter()
         subprocess.run(bare, cwd=work, capture_output=True, check=True, env=env)
@@ -91,15 +95,22 @@ def main() -> None:
         t = time.perf_counter()
         subprocess.run(triage, capture_output=True, check=True, env=env)
         t_bot.append(time.perf_counter() - t)
-    ratios = [b / s for b, s in zip(t_bot, t_bare, strict=True)]
+        if a.versus:
+            t = time.perf_counter()
+            subprocess.run([*triage, a.versus], capture_output=True, check=True, env=env)
+            t_vs.append(time.perf_counter() - t)
     shape = "import tvm first" if a.tvm_first else "import time, numpy, then tvm"
     print(f"runs: {a.n} each, alternating; script: {shape}; bot options: "
           f"{' '.join(a.bot_arg) or 'none'}")
     print(f"bare python repro.py      median {statistics.median(t_bare):6.2f} s")
-    print(f"reprobot triage issue.md  median {statistics.median(t_bot):6.2f} s")
-    added = statistics.median(b - s for b, s in zip(t_bot, t_bare, strict=True))
-    print(f"added by the bot (median of pairs) {added * 1000:6.0f} ms")
-    print(f"median ratio {statistics.median(ratios):.3f} (target <= 1.05)")
+    for label, times in (("", t_bot), (f" {a.versus}", t_vs)):
+        if not times:
+            continue
+        ratios = [b / s for b, s in zip(times, t_bare, strict=True)]
+        added = statistics.median(b - s for b, s in zip(times, t_bare, strict=True))
+        print(f"reprobot triage issue.md{label}  median {statistics.median(times):6.2f} s, "
+              f"added (median of pairs) {added * 1000:4.0f} ms, "
+              f"median ratio {statistics.median(ratios):.3f} (target <= 1.05)")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ from tasks.backends import Sandbox, make_sandbox
 from tasks.runner import Prestarted, prestart, run_script
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap not installed")
-SYSTEM_PYTHON = "/usr/bin/python3"
+# the system interpreter (Debian's has a sitecustomize of its own), else this venv's base
+SYSTEM_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else getattr(
+    sys, "_base_executable", sys.executable)
 LIMITS = RunLimits(timeout_s=60.0, memory_bytes=4 * 1024**3)
 
 FAKE_TVM = """\

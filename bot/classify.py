@@ -69,6 +69,7 @@ from bot.vocabulary import (
     NO_SUCH_FILE_RE,
     OBJECT_ATTR_RE,
     OUTSIDE_FUNCTION_RE,
+    REMOVED_FORM_RE,
     SCRIPT_ERROR_TYPES,
     SIGNAL_NAMES,
     TESTING_MSG_RE,
@@ -91,6 +92,7 @@ __all__ = [
     "PyError",
     "account_for_absent_device",
     "account_for_import_only",
+    "account_for_shown_output",
     "classify",
     "cpp_frames",
     "frame_kind",
@@ -235,6 +237,36 @@ def account_for_import_only(
     if about_import:
         return cls
     return _not_a_repro(script, cls) or cls
+
+
+def account_for_shown_output(
+    cls: Classification, run: RunResult | None, shown: str, reported: Reported | None
+) -> Classification:
+    """A run that passed but printed the very lines the report shows as the wrong result
+    (``Repro.shown_output``, with numbers in it) shows the same wrong result: the script has no
+    check of its own, the reporter's words are the check."""
+    if cls.outcome != Outcome.PASSED or run is None or not shown:
+        return cls
+    if reported is None or reported.outcome != Outcome.WRONG_RESULT:
+        return cls
+    want = [ln for ln in (_squash_ws(x) for x in shown.split("\n"))
+            if ln and not ln.startswith(("$ ", ">>> ", "# "))]
+    if not want or len(want) > 40 or not any(ch.isdigit() for ln in want for ch in ln):
+        return cls
+    got = iter(_squash_ws(x) for x in run.stdout_tail.split("\n"))
+    if not all(any(g == w for g in got) for w in want):  # in order, each line whole
+        return cls
+    return Classification(
+        Outcome.WRONG_RESULT,
+        signature=f"printed {want[0]}"[:200],
+        detail="The script ran to the end and printed the same output the report shows as "
+        "the wrong result.",
+        evidence=tuple(want[:5]),
+    )
+
+
+def _squash_ws(line: str) -> str:
+    return " ".join(line.split())
 
 
 _DEVICE_RUNTIME_FAILURES = frozenset(
@@ -647,6 +679,20 @@ def _classify_error(
         stale = _stale_tvm_name(err, script)
         if stale is not None:
             return _api_mismatch(err, stale, ev)
+
+    # TVM says the form the script uses is gone (a removed target-string form, a dropped
+    # argument): another TVM API, not a bug in this one.
+    if REMOVED_FORM_RE.search(err.message) and (
+        _raised_in_tvm(err) or is_tvm_name(err.type)
+        or short in {"TVMError", "DiagnosticError", "ScheduleError", "ParserError"}
+    ):
+        return Classification(
+            Outcome.API_MISMATCH,
+            signature=signature,
+            detail="The current TVM no longer accepts what the script uses: "
+            + normalize_paths(err.message.strip())[:300],
+            evidence=ev,
+        )
 
     # The script's own device check failed ("assert dev.exist", "raise RuntimeError('no GPU')").
     if any(n in GPU_DEVICES for n in needs) and not _worker_has_gpu(env) and frame is not None:

@@ -152,6 +152,9 @@ class Repro:
     shape: str = "none"
     # Human-readable reason when not found (goes into the no-repro comment), or a note.
     reason: str = ""
+    # The output the author shows the script printing (a block right after it, introduced as
+    # its output): a run that prints the same shows the same result.
+    shown_output: str = ""
 
     @property
     def sha256(self) -> str:
@@ -171,6 +174,7 @@ class Repro:
             args=tuple(d.get("args", ())),
             shape=d.get("shape", "none"),
             reason=d.get("reason", ""),
+            shown_output=d.get("shown_output", ""),
         )
 
 

@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.builds import BuildInfo
-from bot.classify import account_for_absent_device, account_for_import_only, classify
+from bot.classify import (
+    account_for_absent_device,
+    account_for_import_only,
+    account_for_shown_output,
+    classify,
+)
 from bot.compare import compare
 from bot.models import (
     Classification,
@@ -53,6 +58,7 @@ def conclude(
     reported = parse_reported(issue, repro)
     cls = account_for_absent_device(cls, reported, the_plan.needs, environment)
     cls = account_for_import_only(cls, repro.script, issue.title, reported)
+    cls = account_for_shown_output(cls, run, repro.shown_output, reported)
     comparison = compare(reported, cls)
     verdict = comparison.verdict
     if cls.outcome == Outcome.INFRA_ERROR:

@@ -65,6 +65,7 @@ from bot.vocabulary import (
     PASSED_RE,
     PY2_MODULE_ATTR_RE,
     QUESTION_TITLE_RE,
+    REMOVED_FORM_RE,
     REPORTED_WRONG_RE,
     SCRIPT_ERROR_TYPES,
     SECTION_RE,
@@ -373,6 +374,8 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         if PY2_MODULE_ATTR_RE.search(flat):
             # Python 2 does not name the module; in a TVM report it is one of TVM's.
             return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
+    if REMOVED_FORM_RE.search(msg):
+        return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
     if short in SCRIPT_ERROR_TYPES:
         return Reported(Outcome.PYTHON_ERROR, signature=sig, evidence=ev)
     if short == "AssertionError":

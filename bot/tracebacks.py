@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.vocabulary import LOG_ERROR_WORDS
+
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 _FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?$')
 _HEADER_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::(?P<msg>.*))?$")
@@ -344,7 +346,7 @@ _LOC_AT_RE = re.compile(r"^\s*at (?P<path>\S+?\.(?:cc|cpp|cu|h|hpp)):\d+\s*$")
 # A log line's ``src/relax/x.cc:12:`` followed (later on the line) by an error word. Found in
 # steps that are each linear: the ``.cc:N:`` end, then the run of path characters before it.
 _LOC_LOG_END_RE = re.compile(r"\.(?:cc|cpp|cu):\d+:")
-_LOC_LOG_WORD_RE = re.compile(r"Check failed|[Ee]rror|[Cc]annot|[Uu]nable|not supported|[Ii]nvalid")
+_LOC_LOG_WORD_RE = re.compile(LOG_ERROR_WORDS)
 _LOC_PATH_CHARS_RE = re.compile(r"[\w/.\-]+")
 _LOC_SRC_RE = re.compile(r"(?:^|/)(?:src|include)/[\w.\-]")
 

@@ -164,6 +164,14 @@ def is_tvm_name(name: str) -> bool:
 NO_MODULE_RE = re.compile(r"No module named '([^']+)'")
 CANNOT_IMPORT_RE = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
 MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
+# TVM saying that a form the script uses is gone ("CLI target string form (e.g. "llvm
+# -mcpu=xxx") is no longer supported"): the script targets another TVM API.
+REMOVED_FORM_RE = re.compile(
+    r"\b(?:is|are) no longer (?:supported|accepted|available|allowed|valid)\b"
+    r"|\b(?:has|have) been (?:removed|dropped|deprecated and removed)\b"
+    r"|\bwas removed (?:in|from|since)\b|\bno longer exists?\b",
+    re.IGNORECASE,
+)
 OBJECT_ATTR_RE = re.compile(
     r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'"
 )
@@ -244,7 +252,8 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
         re.compile(
             r"Segmentation fault(?: \(core dumped\))?|Aborted \(core dumped\)"
             r"|Illegal instruction(?: \(core dumped\))?|Bus error(?: \(core dumped\))?"
-            r"|Floating point exception(?: \(core dumped\))?|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
+            r"|Floating point exception(?: \(core dumped\))?|Trace/breakpoint trap(?: \(core dumped\))?"
+            r"|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL|TRAP)\b"
             r"|Segfault encountered|^\s*Aborted\s*$"
         ),
     ),
@@ -329,7 +338,9 @@ REPORTED_WRONG_RE = re.compile(
     r"|\b(?:result|output|value)s?\b[^.]{0,30}\bdiffer"
     r"|\bdiverge[sd]?\b|\bgarbage\b|\buninitiali[sz]ed (?:memory|values?|data)\b|\bgarbled\b"
     r"|\bunexpected (?:result|output|value)s?\b|\bprecision (?:loss|issue|problem)\b"
-    r"|\bexpected\b[^.]{0,60}\bbut (?:got|get|is|was)\b|\bshould (?:be|return)\b[^.]{0,60}\bbut\b"
+    # (a decimal point is no sentence end: "should be 2.5 but it returns 2")
+    r"|\bexpected\b(?:[^.]|\.(?=\d)){0,60}\bbut (?:got|get|is|was)\b"
+    r"|\bshould (?:be|return)\b(?:[^.]|\.(?=\d)){0,60}\bbut\b"
     r"|\bnon-?deterministic\b|\bNaNs?\b"
     # "running result error", "inference results are not right", "out_tvm ≠ out_ref"
     r"|\b(?:running|inference|execution|computed?|calculation) results? (?:errors?|wrong|is wrong)\b"
@@ -357,6 +368,12 @@ QUESTION_TITLE_RE = re.compile(
 # ``(.+?)\s*#*\s*$`` backtracked quadratically over trailing spaces.
 SECTION_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s*(.+)$|\*\*([^*]{1,60})\*\*:?$)")
 # TVM's own diagnostics, recognisable without an ``XxxError:`` line.
+# The words that make a TVM log line (``[hh:mm:ss] src/x.cc:12: ...``) an error, not a note:
+# for what the reporter pasted (TVM_DIAG_RES) and for where in TVM it failed (bot.tracebacks).
+LOG_ERROR_WORDS = (
+    r"Check failed|[Ee]rror|fail(?:s|ed)?|[Cc]annot|[Uu]nable|[Ii]nvalid|not supported"
+    r"|[Uu]nsupported|does not match|conflict|is not|are not|not part of|not found|must"
+)
 TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\bLLVM ERROR\b(?::[^\n`]*)?", re.IGNORECASE),
     re.compile(
@@ -367,8 +384,7 @@ TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
         # (the src/ check is a lookahead: "\S*src/\S+\.cc" backtracked over "src/src/src/...")
         r"^\s*\[\d{2}:\d{2}:\d{2}\] (?=\S*(?:src|include)/\S)[^\s:]*\.(?:cc|h|cpp):\d+: "
         r"(?!(?:Warning|warning|Info|info|Note|note)\b)"
-        r"(?=[^\n]*\b(?:[Ee]rror|fail(?:s|ed)?|[Cc]annot|[Uu]nable|[Ii]nvalid|not supported|"
-        r"[Uu]nsupported|does not match|conflict|is not|are not|not part of|not found|must)).*"
+        rf"(?=[^\n]*\b(?:{LOG_ERROR_WORDS})).*"
     ),
 )
 BACKTRACE_NOTE_RE = re.compile(r"note: run with `?TVM_BACKTRACE=1`?")

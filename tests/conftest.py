@@ -346,3 +346,33 @@ class Service:
 def probe_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One environment-probe cache for the session (the probe imports TVM: ~2 s)."""
     return tmp_path_factory.mktemp("cache")
+
+
+# --------------------------------------------------------------------------------------------
+# Release builds from the real apache-tvm wheels (made once: by .ci/run, or here)
+
+RELEASE_SPECS = {"0.26.0": "apache-tvm==0.26.0", "0.27.0.post1": "apache-tvm==0.27.0.post1"}
+
+
+@pytest.fixture(scope="session")
+def release_builds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A builds directory holding both releases: ``REPROBOT_TEST_RELEASE_BUILDS`` when
+    ``.ci/run`` made it (pip needs the network, the tests do not), else made here once."""
+    given = os.environ.get("REPROBOT_TEST_RELEASE_BUILDS")
+    where = Path(given) if given else tmp_path_factory.mktemp("release-builds")
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "bot.cli", "builds", "--builds-dir",
+                               str(where), *args], capture_output=True, text=True, env=env,
+                              timeout=900, cwd=root)
+
+    for name, spec in RELEASE_SPECS.items():
+        ok = cli("list", "--json")
+        have = {b["name"]: b for b in json.loads(ok.stdout or "[]")} if ok.returncode == 0 else {}
+        if have.get(name, {}).get("status") == "ready":
+            continue
+        made = cli("add", name, "--pip", spec, "--pip", "numpy")
+        assert made.returncode == 0, made.stderr[-3000:]
+    return where

@@ -1011,3 +1011,60 @@ def test_a_forgotten_import_does_not_hide_names_the_issue_never_defines() -> Non
                    script=script)
     assert cls.outcome == Outcome.NO_REPRO
     assert "`onnx_model`, `shape_dict` that the issue never defines" in cls.detail
+
+
+@pytest.mark.parametrize(
+    ("stderr", "outcome"),
+    [
+        # TVM refuses a form it dropped: the script targets another TVM API.
+        ('Traceback (most recent call last):\n  File "/w/repro.py", line 9, in <module>\n'
+         '    ex = tvm.compile(mod, target="llvm -mcpu=skylake")\n'
+         '  File "/venv/lib/python3.11/site-packages/tvm/target/target.py", line 120, in '
+         "__init__\n    raise ValueError(msg)\n"
+         'ValueError: Cannot parse target string "llvm -mcpu=skylake". CLI target string form '
+         '(e.g. "llvm -mcpu=xxx") is no longer supported. Please use a dict.\n',
+         Outcome.API_MISMATCH),
+        # The same words raised by the script's own code are the script's.
+        ('Traceback (most recent call last):\n  File "/w/repro.py", line 3, in <module>\n'
+         '    raise ValueError("mode is no longer supported")\n'
+         "ValueError: mode is no longer supported\n", Outcome.PYTHON_ERROR),
+        # A TVM error without such words stays a TVM error.
+        ('Traceback (most recent call last):\n  File "/w/repro.py", line 9, in <module>\n'
+         '  File "/venv/lib/python3.11/site-packages/tvm/target/target.py", line 120, in '
+         "__init__\nValueError: Cannot parse target string \"llvm -foo\"\n", Outcome.TVM_ERROR),
+    ],
+)
+def test_a_form_tvm_no_longer_accepts_is_an_api_mismatch(stderr: str, outcome: Outcome) -> None:
+    run = RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=stderr)
+    assert classify(run, script="import tvm\n").outcome == outcome
+
+
+_SHOWN = "tvm  : 2\nnumpy: 2.5\n"
+_WRONG = Reported(Outcome.WRONG_RESULT, "should be 2.5 but returns 2")
+
+
+@pytest.mark.parametrize(
+    ("stdout", "shown", "reported", "outcome"),
+    [
+        ("tvm  : 2\nnumpy: 2.5\n", _SHOWN, _WRONG, Outcome.WRONG_RESULT),
+        # extra lines around, spacing differs: still the same printed lines, in order
+        ("building...\ntvm : 2\nnumpy:   2.5\ndone\n", _SHOWN, _WRONG, Outcome.WRONG_RESULT),
+        # the numbers changed: what the report calls wrong is not printed any more
+        ("tvm  : 2.5\nnumpy: 2.5\n", _SHOWN, _WRONG, Outcome.PASSED),
+        # the lines out of order are not the same output
+        ("numpy: 2.5\ntvm  : 2\n", _SHOWN, _WRONG, Outcome.PASSED),
+        # the report does not call it wrong
+        ("tvm  : 2\nnumpy: 2.5\n", _SHOWN, Reported(Outcome.CRASH, "segfault"), Outcome.PASSED),
+        ("tvm  : 2\nnumpy: 2.5\n", _SHOWN, None, Outcome.PASSED),
+        # nothing shown, or nothing numeric shown
+        ("tvm  : 2\n", "", _WRONG, Outcome.PASSED),
+        ("ok\n", "ok\n", _WRONG, Outcome.PASSED),
+    ],
+)
+def test_a_passing_run_that_prints_what_the_report_calls_wrong(
+    stdout: str, shown: str, reported: Reported | None, outcome: Outcome
+) -> None:
+    from bot.classify import account_for_shown_output
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail=stdout)
+    assert account_for_shown_output(classify(run), run, shown, reported).outcome == outcome

@@ -316,3 +316,31 @@ def test_cli_output_says_the_labels_once(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("repro: no-repro") == 1
     assert proc.stdout.rstrip().splitlines()[-1] == "Labels: repro: no-repro, repro: inconclusive"
+
+
+MEAN = """
+import numpy as np
+
+x = np.array([[1, 2], [3, 4]], dtype="int32")
+print("mine :", int(x.sum() // x.size))
+print("numpy:", x.mean())
+"""
+
+
+@pytest.mark.parametrize(
+    ("shown", "outcome", "verdict"),
+    [
+        # The run prints the lines the report shows as wrong: the same wrong result.
+        ("mine : 2\nnumpy: 2.5", "wrong-result", "reproduced"),
+        # It prints something else now: the report's wrong output is gone.
+        ("mine : 3\nnumpy: 2.5", "passed", "not-reproduced"),
+    ],
+)
+def test_a_wrong_result_shown_only_as_printed_output(tmp_path: Path, shown: str, outcome: str,
+                                                     verdict: str):
+    text = (f"# [Bug] mean of int32 truncates\n\nThe mean should be 2.5 but it returns 2.\n\n"
+            f"{FENCE}python\n{MEAN.strip()}\n{FENCE}\n\nOutput:\n\n{FENCE}\n{shown}\n{FENCE}\n")
+    r = triage(tmp_path, text)
+    assert (r["outcome"], r["verdict"]) == (outcome, verdict)
+    if outcome == "wrong-result":
+        assert "printed the same output the report shows as the wrong result" in r["comment"]

@@ -185,3 +185,65 @@ def test_markdown_is_parsed_once_per_text(monkeypatch: pytest.MonkeyPatch) -> No
     assert extract_repro(issue).found
     assert len(calls) <= 3  # body and two author comments; the other's comment is not needed
 
+
+
+_PRINTS = "import numpy as np\nx = np.arange(4)\nprint('sum:', x.sum())\n"
+
+
+@pytest.mark.parametrize(
+    ("after", "shown"),
+    [
+        ("Output:\n\n```\nsum: 7\n```\n", "sum: 7"),
+        ("### Actual behavior\n\n```\nsum: 7\n```\n", "sum: 7"),
+        ("It prints\n\n```\n[array([1., 2.], dtype=float32)]\n```\n",
+         "[array([1., 2.], dtype=float32)]"),
+        # what the author expects is not what the script printed
+        ("Expected output:\n\n```\nsum: 6\n```\n", ""),
+        ("### Expected behavior\n\n```\nsum: 6\n```\n", ""),
+        # a second program is not output
+        ("Output:\n\n```\nimport os\nprint(1)\n```\n", ""),
+        # no numbers: nothing to compare
+        ("Output:\n\n```\ndone\n```\n", ""),
+    ],
+)
+def test_the_output_shown_after_the_script(after: str, shown: str) -> None:
+    repro = extract_repro(Issue("[Bug] sum", "```python\n" + _PRINTS + "```\n\n" + after,
+                                author="a"))
+    assert repro.found and repro.script == _PRINTS
+    assert repro.shown_output.strip() == shown
+
+
+_NOTEBOOK = """```
+In [1]:
+!pip install -q apache-tvm
+
+In [2]:
+import numpy as np
+x = np.arange(3)
+x
+
+Out[2]:
+array([0, 1, 2])
+
+In [3]:
+assert x.sum() == 4
+
+---------------------------------------------------------------------------
+AssertionError                            Traceback (most recent call last)
+Cell In[3], line 1
+----> 1 assert x.sum() == 4
+
+AssertionError:
+
+In [4]:
+print("after the failure")
+```
+"""
+
+
+def test_a_notebook_transcript_is_its_cells_up_to_the_failing_one() -> None:
+    repro = extract_repro(Issue("[Bug] sum is wrong", "Pasted from Colab:\n\n" + _NOTEBOOK,
+                                author="a"))
+    assert repro.found and repro.shape == "interactive"
+    assert repro.script.split() == "import numpy as np x = np.arange(3) x assert x.sum() == 4".split()
+    assert "pip" not in repro.script and "after the failure" not in repro.script

@@ -84,21 +84,6 @@ def reprobot(*args: str, env: dict[str, str] | None = None,
                           text=True, env=full, timeout=timeout, cwd=ROOT)
 
 
-@pytest.fixture(scope="module")
-def release_builds(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    given = os.environ.get("REPROBOT_TEST_RELEASE_BUILDS")
-    where = Path(given) if given else tmp_path_factory.mktemp("release-builds")
-    for name in ("0.26.0", "0.27.0.post1"):
-        ok = reprobot("builds", "--builds-dir", str(where), "list", "--json")
-        have = {b["name"]: b for b in json.loads(ok.stdout or "[]")} if ok.returncode == 0 else {}
-        if have.get(name, {}).get("status") == "ready":
-            continue
-        made = reprobot("builds", "--builds-dir", str(where), "add", name,
-                        "--pip", f"apache-tvm=={name}", "--pip", "numpy")
-        assert made.returncode == 0, made.stderr[-3000:]
-    return where
-
-
 @pytest.mark.tvm
 @pytest.mark.sandbox
 @pytest.mark.release_builds

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import RELEASE_SPECS as RELEASES  # tests/ is on sys.path
 
 pytestmark = [pytest.mark.release_builds, pytest.mark.sandbox]
 
 FENCE = "```"
-RELEASES = {"0.26.0": "apache-tvm==0.26.0", "0.27.0.post1": "apache-tvm==0.27.0.post1"}
 ARITH = """\
 import tvm
 from tvm import arith, tirx
@@ -51,13 +51,10 @@ def cli(tmp: Path, builds: Path, *args: str, check: bool = True) -> subprocess.C
 
 
 @pytest.fixture(scope="session")
-def releases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """One builds directory with both releases, made once per session."""
-    tmp = tmp_path_factory.mktemp("releases")
-    builds = tmp / "builds"
-    for name, spec in RELEASES.items():
-        cli(tmp, builds, "builds", "add", name, "--pip", spec, "--pip", "numpy")
-    return tmp, builds
+def releases(tmp_path_factory: pytest.TempPathFactory, release_builds: Path) -> tuple[Path, Path]:
+    """A home for the CLI, and the builds directory with both releases (conftest: made once,
+    by ``builds add`` from pip)."""
+    return tmp_path_factory.mktemp("releases"), release_builds
 
 
 def triage(tmp: Path, builds: Path, *extra: str) -> dict[str, Any]:

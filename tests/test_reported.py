@@ -37,6 +37,24 @@ TABLE = [
         Outcome.WRONG_RESULT,
         "Not equal to tolerance",
     ),
+    # The reporter's TVM said the form is gone: another API, in their report too.
+    (
+        "[Bug] tanh is slow",
+        "```\nValueError: Cannot parse target string \"llvm -mcpu=x\". CLI target string form "
+        "is no longer supported.\n```",
+        Outcome.API_MISMATCH,
+        "no longer supported",
+    ),
+    # A decimal number in "should be X but" is not the end of the sentence.
+    ("[Bug] mean of int32", "The mean should be 2.5 but it returns 2.", Outcome.WRONG_RESULT,
+     "should be 2.5 but"),
+    # SIGTRAP as the shell reports it (LLVM's or TVM's trap instruction).
+    (
+        "[Bug] isnullptr with a wrong type",
+        "Running it:\n\n```\n$ python test.py\nTrace/breakpoint trap (core dumped)\n```",
+        Outcome.CRASH,
+        "Trace/breakpoint trap",
+    ),
     # An uncaught C++ exception ends the process (abort): a crash, whatever the exception.
     (
         "[Bug] tvm::runtime::InternalError:",

@@ -135,6 +135,11 @@ IPY_IN_RE = Pattern(r"^\s*In \[\d*\]: ?")
 
 IPY_CONT_RE = Pattern(r"^\s*\.\.\.+: ?")
 
+# A notebook cell pasted from Jupyter: ``In [3]:`` alone on its line, the cell's code below it,
+# up to ``Out[3]:``, the next cell, or the ``-----`` rule of an IPython traceback.
+IPY_CELL_RE = Pattern(r"^\s*In \[\d*\]:\s*$")
+IPY_CELL_END_RE = Pattern(r"^\s*(?:Out\[\d*\]:|In \[\d*\]:|-{20,}\s*$)")
+
 SHELL_PROMPT = rf"(?:[^\s$#>]*[$#%>]\s*|PS [^>]*>\s*|{VENV}[$#]?\s*)?"
 
 PY_EXE = r"(?:python(?:\d(?:\.\d+)?)?|py)(?:\.exe)?"

@@ -60,6 +60,7 @@ from bot.extract.markdown import (
     sentence_around,
 )
 from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, reason_for
+from bot.extract.output import shown_output
 from bot.extract.patterns import (
     FIX_RE,
     INCOMPLETE_RE,
@@ -157,7 +158,8 @@ def extract_repro(issue: Issue) -> Repro:
             continue
         if repro is not None:
             later = later_smaller_repro(sources[k + 1 :])
-            return with_file_note(with_args(later or repro, all_author_text))
+            return with_file_note(with_args(_with_shown_output(later or repro, sources),
+                                            all_author_text))
         notes = merge(notes, notes_of(src))
         if src.name == "body" and not notes.incomplete:
             m = INCOMPLETE_RE.search(src.text)
@@ -208,6 +210,14 @@ def import_in_session_traceback(src: Source) -> Repro | None:
     module = ".".join(parts[top:])
     return Repro(found=True, script=f"import {module}\n", blocks=(f"{src.name}:traceback",),
                  shape="interactive")
+
+
+def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
+    """The repro, with the output its author shows it printing (see bot.extract.output)."""
+    name = repro.blocks[0].split("#", 1)[0] if repro.blocks else ""
+    src = next((s for s in sources if s.name == name), None)
+    shown = shown_output(src, repro.blocks) if src is not None else ""
+    return replace(repro, shown_output=shown) if shown else repro
 
 
 def import_named_in_prose(src: Source) -> Repro | None:

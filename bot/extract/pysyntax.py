@@ -9,6 +9,8 @@ from bot.extract.patterns import (
     CONTINUATION_RE,
     ELISION_RE,
     ERROR_LINE_RE,
+    IPY_CELL_END_RE,
+    IPY_CELL_RE,
     IPY_CONT_RE,
     IPY_IN_RE,
     LINE_NO_RE,
@@ -208,12 +210,22 @@ def strip_prompts(lines: list[str]) -> str | None:
     """A ``>>>`` / ``In [1]:`` session as a script: prompts stripped, printed output dropped."""
     out: list[str] = []
     in_code = False
+    in_cell = False  # inside a notebook cell: its lines are code as they stand
     seen = False
     failed = False  # an error was printed: later statements are side checks, not the repro
     for ln in lines:
         m = PROMPT_RE.match(ln)
         if (m or IPY_IN_RE.match(ln)) and failed:
             break
+        if IPY_CELL_RE.match(ln):
+            in_cell = seen = True
+            in_code = False
+            continue
+        if in_cell and not IPY_CELL_END_RE.match(ln) and not is_error_output(ln):
+            # shell escapes and magics (``!pip install``, ``%time``) are not Python
+            out.append("" if re.match(r"^\s*[!%]", ln) else ln)
+            continue
+        in_cell = False
         if m:
             out.append(m.group(2) or "")
             in_code = seen = True

@@ -1,0 +1,58 @@
+"""The output the author shows their script printing.
+
+Pure. A block right after the repro's last block, in the same text, that is not code and that
+the author introduces as what the script printed ("Output:", "it prints:", under "Actual
+behavior") is kept with the repro (``Repro.shown_output``): when the report calls that result
+wrong and a run prints the same lines, the run shows the same wrong result
+(:func:`bot.classify.account_for_shown_output`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from bot.extract.markdown import Block, Source, last_paragraph
+from bot.extract.patterns import PY_TAGS, Pattern
+from bot.extract.pysyntax import parse_py
+
+# At most this much of the shown output is kept (it is compared line by line with a run's).
+MAX_SHOWN = 4000
+
+_OUTPUT_WORDS_RE = Pattern(
+    r"\b(?:output|outputs|prints?|printed|gives?|gave|returns?|returned|results?|got|get|"
+    r"shows?|displays?|actual(?:ly)?|instead)\b",
+    re.I,
+)
+_EXPECTED_WORDS_RE = Pattern(
+    r"\b(?:expect\w*|should|correct|desired|reference|numpy gives|supposed|want|instead of)\b",
+    re.I,
+)
+
+
+def shown_output(src: Source, labels: tuple[str, ...]) -> str:
+    """The output block that follows the repro's blocks ``labels`` in ``src`` (or "")."""
+    mine = [b for b in src.blocks if b.label in labels]
+    if not mine:
+        return ""
+    end = max(b.end for b in mine)
+    after = [b for b in src.blocks if b.start >= end]
+    if not after:
+        return ""
+    b = after[0]
+    if not _is_shown_output(b):
+        return ""
+    return b.text[:MAX_SHOWN]
+
+
+def _is_shown_output(b: Block) -> bool:
+    if b.lang in PY_TAGS or not any(ch.isdigit() for ch in b.text):
+        return False
+    tree = parse_py(b.text)
+    if tree is not None and not all(isinstance(s, ast.Expr | ast.AnnAssign) for s in tree.body):
+        return False  # a program (imports, assignments, loops): not printed output
+    # ("x: 2" parses as an annotation and "array([1., 2.])" as a call: both are printed values)
+    intro = last_paragraph(b.prose)
+    if _EXPECTED_WORDS_RE.search(intro) or b.section.lower().startswith("expected"):
+        return False
+    return bool(_OUTPUT_WORDS_RE.search(intro)) or b.section.lower().startswith("actual")

@@ -245,5 +245,6 @@ def test_a_notebook_transcript_is_its_cells_up_to_the_failing_one() -> None:
     repro = extract_repro(Issue("[Bug] sum is wrong", "Pasted from Colab:\n\n" + _NOTEBOOK,
                                 author="a"))
     assert repro.found and repro.shape == "interactive"
-    assert repro.script.split() == "import numpy as np x = np.arange(3) x assert x.sum() == 4".split()
+    assert repro.script.split() == ["import", "numpy", "as", "np", "x", "=", "np.arange(3)",
+                                    "x", "assert", "x.sum()", "==", "4"]
     assert "pip" not in repro.script and "after the failure" not in repro.script

@@ -223,15 +223,18 @@ def account_for_absent_device(
 
 
 def account_for_import_only(
-    cls: Classification, script: str, title: str, reported: Reported | None
+    cls: Classification, script: str, title: str, reported: Reported | None, *,
+    ran_as_command: bool = False,
 ) -> Classification:
     """A run of a script that only imports, and passed, is no repro of a problem that is not
     about importing: a traceback's or an environment check's imports, lifted into a script, run
     nothing that could show the bug. (When the title or the reported error is about importing,
-    "it imports fine here" is the answer, and the pass stands.)"""
+    or the reporter ran these imports themselves as a command (``python -c "import tvm"``,
+    ``ran_as_command``) and showed what it did, "it imports fine here" is the answer, and the
+    pass stands.)"""
     if cls.outcome != Outcome.PASSED:
         return cls
-    about_import = bool(IMPORT_REPORT_RE.search(title[:1000])) or (
+    about_import = ran_as_command or bool(IMPORT_REPORT_RE.search(title[:1000])) or (
         reported is not None and bool(IMPORT_REPORT_RE.search(reported.signature[:1000]))
     )
     if about_import:

@@ -36,6 +36,7 @@ from bot.models import (
     Verdict,
 )
 from bot.tracebacks import Locations, same_location
+from bot.vocabulary import BACKTRACE_NOTE_RE
 
 TVM_SIDE = frozenset({Outcome.INTERNAL_ERROR, Outcome.TVM_ERROR})
 # Outcomes that point at TVM (or at the result TVM computed), not at the script's own code.
@@ -177,6 +178,17 @@ def _quote(label: str, outcome: Outcome | None, signature: str) -> str:
     return f"{label}: {what}" + (f" — {signature}" if signature else "")
 
 
+_NOTE_TAIL_RE = re.compile(r"^\W*(?:environment variable\s+)?(?:to display (?:a|the)(?: full)? "
+                           r"backtrace)?\W*$", re.I)
+
+
+def _only_backtrace_note(signature: str) -> bool:
+    """The reported "error" is only TVM's ``note: run with TVM_BACKTRACE=1 ...`` line."""
+    m = BACKTRACE_NOTE_RE.search(signature)
+    return m is not None and not signature[: m.start()].strip() and bool(
+        _NOTE_TAIL_RE.match(signature[m.end():]))
+
+
 def compare(reported: Reported | None, cls: Classification) -> Comparison:
     observed = _quote("observed", cls.outcome, cls.signature)
     rep_outcome = reported.outcome if reported is not None else None
@@ -225,6 +237,13 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
     same_class = rep_outcome == cls.outcome or (rep_outcome in TVM_SIDE and cls.outcome in TVM_SIDE)
     if same_class and signatures_match(reported.signature, cls.signature):
         return Comparison(Verdict.REPRODUCED, (*ev, "same failure as reported"))
+    if same_class and cls.outcome in TVM_SIDE and _only_backtrace_note(reported.signature):
+        # The reporter's TVM hid its message behind the TVM_BACKTRACE note; the bot runs with
+        # TVM_BACKTRACE=1 and sees it: nothing to compare but the kind, and the kind agrees.
+        return Comparison(
+            Verdict.REPRODUCED,
+            (*ev, "the reporter saw only TVM's TVM_BACKTRACE note; the run shows TVM's error"),
+        )
     rep_loc = Locations.from_evidence(reported.evidence)
     where = same_location(rep_loc, Locations.from_evidence(cls.evidence)) if same_class else ""
     if where:

@@ -57,7 +57,8 @@ def conclude(
         cls = classify(run, script=repro.script, needs=the_plan.needs, environment=environment)
     reported = parse_reported(issue, repro)
     cls = account_for_absent_device(cls, reported, the_plan.needs, environment)
-    cls = account_for_import_only(cls, repro.script, issue.title, reported)
+    cls = account_for_import_only(cls, repro.script, issue.title, reported,
+                                  ran_as_command=repro.shape == "shell-wrapped")
     cls = account_for_shown_output(cls, run, repro.shown_output, reported)
     comparison = compare(reported, cls)
     verdict = comparison.verdict

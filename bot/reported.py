@@ -107,10 +107,28 @@ class _Line:
     section: str = ""  # the heading above the line, lower-case ("expected behavior", ...)
 
 
-def _script_lines(repro: Repro) -> frozenset[str]:
+# A comment in the script that starts the output the author saw: ``# Output:``, ``# Error:``.
+_OUTPUT_COMMENT_RE = re.compile(
+    r"^\s*#\s*(?:output|outputs|result|results|error|prints?|got|traceback|it (?:prints|gives|"
+    r"raises|fails with))\b[^\n]{0,40}:?\s*$", re.I
+)
+
+
+def _script_lines(repro: Repro) -> tuple[frozenset[str], frozenset[str]]:
+    """The script's own lines (not the reporter's words), and the comment lines at its end that
+    hold the output the reporter saw (``# Output:`` then ``# Traceback ...`` lines: theirs)."""
     if not repro.found:
-        return frozenset()
-    return frozenset(_squash(ln) for ln in repro.script.split("\n") if len(_squash(ln)) > 2)
+        return frozenset(), frozenset()
+    lines = repro.script.split("\n")
+    shown: set[str] = set()
+    for k, ln in enumerate(lines):
+        if _OUTPUT_COMMENT_RE.match(ln):
+            rest = lines[k + 1 :]
+            if all(not x.strip() or x.lstrip().startswith("#") for x in rest):
+                shown = {_squash(x) for x in rest if x.strip()}
+                break
+    own = frozenset(sq for ln in lines if len(sq := _squash(ln)) > 2 and sq not in shown)
+    return own, frozenset(shown)
 
 
 def _squash(line: str) -> str:
@@ -145,7 +163,7 @@ def _clean(text: str) -> str:
 
 def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
     """The reporter's own lines, minus the ones that made the repro."""
-    script = _script_lines(repro)
+    script, shown = _script_lines(repro)
     out = [_Line(issue.title.strip(), "title")] if issue.title.strip() else []
     sources = [("body", issue.body)]
     sources += [("comment", c.body) for c in issue.comments if c.author == issue.author]
@@ -165,6 +183,8 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
             if not sq or sq in script:
                 continue
             line = raw.rstrip()
+            if sq in shown:  # "# tvm.error.InternalError: ..." under "# Output:" in the script
+                line = re.sub(r"^\s*# ?", "", line)
             if line.lstrip().startswith(">") and not line.lstrip().startswith((">>>",)):
                 if where == "comment":
                     # A quote in the author's comment is someone else's words ("it runs
@@ -444,6 +464,9 @@ def _cut_python_traceback(lines: list[_Line]) -> Reported | None:
     return Reported(Outcome.TVM_ERROR, signature=sig, evidence=(normalize_paths(last[1]),))
 
 
+_SHELL_PROMPT_LINE_RE = re.compile(r"^\s*(?:\$|>|PS [^>]*>|[A-Za-z]:\\[^>]*>)\s")
+
+
 def _tvm_diagnostics(lines: list[_Line]) -> Reported | None:
     """TVM's own error output without an ``XxxError:`` line (old Relay messages, the
     ``TVM_BACKTRACE`` note, an ``[hh:mm:ss] src/....cc:NN:`` error log, ``LLVM ERROR``)."""
@@ -456,9 +479,11 @@ def _tvm_diagnostics(lines: list[_Line]) -> Reported | None:
                 )
     for i, ln in enumerate(lines):
         if ln.where != "title" and BACKTRACE_NOTE_RE.search(ln.text):
-            # The message TVM printed just before its note: the first line of that group.
+            # The message TVM printed just before its note: the first line of that group (not
+            # the shell command that ran the script).
             j = i
-            while j > 0 and lines[j - 1].block == ln.block and lines[j - 1].where != "title":
+            while (j > 0 and lines[j - 1].block == ln.block and lines[j - 1].where != "title"
+                   and not _SHELL_PROMPT_LINE_RE.match(lines[j - 1].text)):
                 j -= 1
             first = lines[j].text.strip() if j < i else ln.text.strip()
             return Reported(Outcome.TVM_ERROR, signature=first, evidence=(ln.text.strip(),))

@@ -1068,3 +1068,17 @@ def test_a_passing_run_that_prints_what_the_report_calls_wrong(
 
     run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail=stdout)
     assert account_for_shown_output(classify(run), run, shown, reported).outcome == outcome
+
+
+def test_imports_the_reporter_ran_as_a_command_are_their_repro() -> None:
+    from bot.classify import account_for_import_only
+
+    # `python -c "import tvm; print(tvm.__file__)"` printed errors for them; here it passes.
+    script = "import tvm; print(tvm.__file__)\n"
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="/x/tvm/__init__.py\n")
+    said = Reported(Outcome.TVM_ERROR, "Error: Using LLVM 19 with -mcpu=apple-latest is not valid")
+    title = "[Bug] Default installation has LLVM errors"
+    assert account_for_import_only(classify(run, script=script), script, title, said,
+                                   ran_as_command=True).outcome == Outcome.PASSED
+    assert account_for_import_only(classify(run, script=script), script, title,
+                                   said).outcome == Outcome.NO_REPRO

@@ -300,3 +300,21 @@ def test_a_shared_location_does_not_bridge_different_classes() -> None:
         observed = located("obs", outcome, "something else entirely", loc)
         assert isinstance(reported, Reported) and isinstance(observed, Classification)
         assert compare(reported, observed).verdict == V.DIFFERENT_FAILURE
+
+
+@pytest.mark.parametrize(
+    ("reported_sig", "verdict"),
+    [
+        # TVM hid its message behind the note for the reporter; the bot's run shows it.
+        ("note: run with `TVM_BACKTRACE=1` environment variable to display a backtrace.",
+         Verdict.REPRODUCED),
+        ("note: run with TVM_BACKTRACE=1", Verdict.REPRODUCED),
+        # a real message next to the note is compared as usual
+        ("ValueError: shapes differ; note: run with `TVM_BACKTRACE=1`", Verdict.DIFFERENT_FAILURE),
+    ],
+)
+def test_a_report_that_only_saw_the_backtrace_note(reported_sig: str, verdict: Verdict) -> None:
+    cls = Classification(Outcome.TVM_ERROR,
+                         signature="DiagnosticError: the input axes is required to be non-repetitive")
+    rep = Reported(Outcome.TVM_ERROR, reported_sig)
+    assert compare(rep, cls).verdict == verdict

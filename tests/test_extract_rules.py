@@ -74,6 +74,24 @@ ROWS += [
     ("quoted-unfenced: quoted and answered with thanks", Issue(
         "[Bug] export fails", "It fails after loading the exported model.", author="a",
         comments=(Comment("a", _quote(_QUOTED_PLAIN) + "\n\nThanks, I will try it.\n"),)), None),
+    # A few settings copied out of a tutorial are not a program.
+    ("settings lines only", Issue(
+        "CodeGenOpenCL check fails", "When I run the tutorial I set the configure below\n"
+        'target = "opencl"\ntarget_host = "opencl"\nctx = tvm.gpu(0)\nthere occurs the error '
+        "below:\nCheck failed: calling_conv == kDeviceKernelLaunch\n", author="a"), None),
+    ("settings lines in a fence", Issue(
+        "x", "My settings:\n\n```python\nopt_level = 3\ntarget = tvm.target.Target('llvm')\n```\n",
+        author="a"), None),
+    # "EDIT: the real repro is below": the later, complete script replaces the fragment.
+    ("a later block offered as the real repro", Issue(
+        "[Bug] x", "```python\nimport tvm\nex = tvm.compile(mod)\n```\n\n**EDIT:** the snippet "
+        "above does not define `mod`. The real repro is below:\n\n```python\n" + SCRIPT + "```\n",
+        author="a"), SCRIPT),
+    # An e-mail's HTML: the <pre> starts mid-line after <br> tags.
+    ("html e-mail <pre> after <br>", Issue(
+        "[Bug] x", '<div dir="ltr">Hi,<br><br>Repro:<br><br><pre>import tvm\n'
+        "print(tvm.IRModule())\n</pre><br>Output:<br><pre>[[nan]]\n</pre><br>Thanks</div>",
+        author="a"), "import tvm\nprint(tvm.IRModule())\n"),
     # The interpreter fed a heredoc in a console block.
     ("heredoc: python - <<'EOF'", Issue(
         "[Bug] segfault", "```console\n$ python - <<'EOF'\n" + _HEREDOC
@@ -89,6 +107,14 @@ ROWS += [
         "[Bug] wrong take", "```python\n" + SCRIPT + "```\n", author="a",
         comments=(Comment("a", "I reduced it, plain te is enough:\n\n```python\n" + _REDUCED
                           + "```\n"),)), _REDUCED),
+    ("later reduced repro: here is a smaller one", Issue(
+        "[Bug] VM crash", "The module is too large to paste here; I'll try to reduce it.",
+        author="a", comments=(Comment("a", "here is a smaller one:\n\n```python\n" + _REDUCED
+                                      + "```\n"),)), _REDUCED),
+    ("later repro: I opened a new one", Issue(
+        "[Bug] VM crash", "```python\n" + SCRIPT + "```\n", author="a",
+        comments=(Comment("a", "I opened a new one for the other bug:\n\n```python\n"
+                          + _REDUCED + "```\n"),)), SCRIPT),
     ("later reduced repro: a variant that works is not it", Issue(
         "[Bug] wrong take", "```python\n" + SCRIPT + "```\n", author="a",
         comments=(Comment("a", "With the other mode it works:\n\n```python\n" + _REDUCED
@@ -245,6 +271,6 @@ def test_a_notebook_transcript_is_its_cells_up_to_the_failing_one() -> None:
     repro = extract_repro(Issue("[Bug] sum is wrong", "Pasted from Colab:\n\n" + _NOTEBOOK,
                                 author="a"))
     assert repro.found and repro.shape == "interactive"
-    assert repro.script.split() == ["import", "numpy", "as", "np", "x", "=", "np.arange(3)",
-                                    "x", "assert", "x.sum()", "==", "4"]
+    lines = [ln.strip() for ln in repro.script.split("\n") if ln.strip()]
+    assert lines == ["import numpy as np", "x = np.arange(3)", "x", "assert x.sum() == 4"]
     assert "pip" not in repro.script and "after the failure" not in repro.script

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from conftest import REPO
 from fake_github import FakeGitHub
-from test_history_cli import POOL_ISSUE, release_builds  # noqa: F401  (module fixture)
+from test_history_cli import POOL_ISSUE
 from test_service import SCRIPT, bot_comments, report_text, run, svc  # noqa: F401
 
 from bot.builds import BuildInfo, BuildsConfig

@@ -762,3 +762,22 @@ def test_a_cut_traceback_ending_in_the_users_own_code_is_no_tvm_error() -> None:
             '  File "/home/me/proj/train.py", line 9, in <module>\n    run()\n```')
     got = parse_reported(Issue(title="[Bug] x", body=body(text), author="alice"), REPRO)
     assert got is not None and got.outcome == Outcome.CRASH
+
+
+def test_output_comments_at_the_end_of_the_script_are_what_the_reporter_saw() -> None:
+    script = ("import tvm\nx = tvm.tirx.Var('x', 'int32') >> 33\n\n# Output:\n"
+              "# Traceback (most recent call last):\n#   File \"r.py\", line 2, in <module>\n"
+              "# tvm.error.InternalError: Check failed: (pb->value < 32) is false: Shift amount\n")
+    issue = Issue(title="[Bug] shift by 33", body=f"```python\n{script}```\n", author="alice")
+    repro = Repro(found=True, script=script, blocks=("body#0",), shape="fenced")
+    got = parse_reported(issue, repro)
+    assert got is not None and got.outcome == Outcome.INTERNAL_ERROR
+    assert "Shift amount" in got.signature
+
+
+def test_the_shell_command_before_tvms_note_is_not_the_error() -> None:
+    text = ("```\n$ python permute.py\nnote: run with `TVM_BACKTRACE=1` environment variable "
+            "to display a backtrace.\n```")
+    got = parse_reported(Issue(title="[Bug] x", body=body(text), author="alice"), REPRO)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR
+    assert "python permute.py" not in got.signature

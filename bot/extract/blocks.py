@@ -10,6 +10,7 @@ from bot.extract.patterns import (
     INCOMPLETE_RE,
     IR_HEADER_RE,
     RESULT_SECTION_RE,
+    SMALLER_RE,
     VARIANT_RE,
 )
 from bot.extract.pysyntax import (
@@ -125,7 +126,10 @@ def pick_primary(scripts: list[Code]) -> Code | None:
     # Code under "Expected/Actual behavior" (a quoted line, the output) comes after code
     # elsewhere, e.g. under "Steps to reproduce".
     elsewhere = any(not RESULT_SECTION_RE.match(c.block.section) for c in scripts)
+    # "EDIT: the real repro is below", "a smaller example:": a later block that the text offers
+    # in place of the one above comes first.
     scripts = sorted(scripts, key=lambda c: (
+        not (c is not first and bool(SMALLER_RE.search(last_paragraph(c.block.prose)))),
         elsewhere and bool(RESULT_SECTION_RE.match(c.block.section)),
         not has_import(c.tree),
         c.block.start,

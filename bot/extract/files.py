@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from bot.extract.patterns import FILE_ARG_RE, FILE_LITERAL_RE
 from bot.extract.pysyntax import call_tail, parse_py
@@ -62,15 +63,8 @@ def with_file_note(repro: Repro) -> Repro:
     if not missing:
         return repro
     names = ", ".join(f"`{m}`" for m in missing[:3])
-    return Repro(
-        found=True,
-        script=repro.script,
-        blocks=repro.blocks,
-        args=repro.args,
-        shape=repro.shape,
-        reason=(
-            f"The script reads {names}, which {'is' if len(missing) == 1 else 'are'} not in the "
-            "issue; the run will likely stop there. Attaching the file, or building it in the "
-            "script, lets the bot get further."
-        ),
-    )
+    return replace(repro, reason=(
+        f"The script reads {names}, which {'is' if len(missing) == 1 else 'are'} not in the "
+        "issue; the run will likely stop there. Attaching the file, or building it in the "
+        "script, lets the bot get further."
+    ))

@@ -91,12 +91,28 @@ def normalise(text: str) -> str:
         [ESCAPED_PROMPT_RE.sub(r"\1>>>", ln) if "\\>" in ln else ln for ln in lines]
     )
     out: list[str] = []
-    for ln in lines:
+    for ln in _split_at_pre(lines):
         if "<" in ln and HTML_LINE_RE.match(ln) and not ln.lstrip().startswith("<pre"):
             out.extend(["", ln, ""])
         else:
             out.append(ln)
     return "\n".join(out)
+
+
+_PRE_SPLIT_RE = re.compile(r"(?=<pre\b)|(?<=</pre>)", re.I)
+
+
+def _split_at_pre(lines: list[str]) -> list[str]:
+    """An e-mail's ``...<br><br><pre>import tvm`` and ``</pre><br>Output:<br><pre>[[nan]]``:
+    each ``<pre>`` starts a line and each ``</pre>`` ends one, so the code is on lines of its
+    own."""
+    out: list[str] = []
+    for ln in lines:
+        if "pre>" in ln.lower() or "<pre" in ln.lower():
+            out.extend(p for p in _PRE_SPLIT_RE.split(ln) if p)
+        else:
+            out.append(ln)
+    return out
 
 
 MD = MarkdownIt("commonmark").disable("inline")

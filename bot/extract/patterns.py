@@ -209,9 +209,11 @@ SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'
 
 SMALLER_RE = Pattern(
     r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified|updated|"
-    r"cleaner|self-contained|standalone|stand-alone|complete|full|new)\s+"
+    r"cleaner|self-contained|standalone|stand-alone|complete|full|new|real|actual|correct|proper)\s+"
     r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
     r"case|mre|mwe)\b|"
+    r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified)\s+"
+    r"(?:one|module|model|graph)\b|"
     r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"
     r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b|"
     # "I reduced it", "cut it down", "boiled it down", "narrowed it down to"

@@ -72,6 +72,7 @@ from bot.extract.patterns import (
 )
 from bot.extract.pysyntax import imported_names, imports_only, parse_py
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
+from bot.extract.testfuncs import with_test_calls
 from bot.extract.unfenced import from_unfenced
 from bot.models import Issue, Repro
 
@@ -158,8 +159,8 @@ def extract_repro(issue: Issue) -> Repro:
             continue
         if repro is not None:
             later = later_smaller_repro(sources[k + 1 :])
-            return with_file_note(with_args(_with_shown_output(later or repro, sources),
-                                            all_author_text))
+            return with_test_calls(with_file_note(with_args(
+                _with_shown_output(later or repro, sources), all_author_text)))
         notes = merge(notes, notes_of(src))
         if src.name == "body" and not notes.incomplete:
             m = INCOMPLETE_RE.search(src.text)

@@ -75,6 +75,13 @@ def main() -> None:
     if reprobot is None:
         sys.exit("no `reprobot` console script next to the interpreter (pip install -e .)")
     work = Path(tempfile.mkdtemp(prefix="bench-triage-"))
+    try:
+        _measure(a, script, issue, reprobot, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _measure(a: argparse.Namespace, script: str, issue: str, reprobot: str, work: Path) -> None:
     (work / "issue.md").write_text(issue)
     (work / "repro.py").write_text(script)
     env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"))

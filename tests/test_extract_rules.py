@@ -74,14 +74,6 @@ ROWS += [
     ("quoted-unfenced: quoted and answered with thanks", Issue(
         "[Bug] export fails", "It fails after loading the exported model.", author="a",
         comments=(Comment("a", _quote(_QUOTED_PLAIN) + "\n\nThanks, I will try it.\n"),)), None),
-    # A few settings copied out of a tutorial are not a program.
-    ("settings lines only", Issue(
-        "CodeGenOpenCL check fails", "When I run the tutorial I set the configure below\n"
-        'target = "opencl"\ntarget_host = "opencl"\nctx = tvm.gpu(0)\nthere occurs the error '
-        "below:\nCheck failed: calling_conv == kDeviceKernelLaunch\n", author="a"), None),
-    ("settings lines in a fence", Issue(
-        "x", "My settings:\n\n```python\nopt_level = 3\ntarget = tvm.target.Target('llvm')\n```\n",
-        author="a"), None),
     # "EDIT: the real repro is below": the later, complete script replaces the fragment.
     ("a later block offered as the real repro", Issue(
         "[Bug] x", "```python\nimport tvm\nex = tvm.compile(mod)\n```\n\n**EDIT:** the snippet "

@@ -38,13 +38,6 @@ def dedent(code: str) -> str:
 
 
 def does_something(tree: ast.Module) -> bool:
-    """The code could show a problem: it imports or calls something, and it is not only a few
-    settings copied out of a longer program (``target = "opencl"``, ``dev = tvm.gpu(0)``: no
-    import and nothing but assignments)."""
-    if tree.body and not has_import(tree) and all(
-        isinstance(s, ast.Assign | ast.AnnAssign) for s in tree.body
-    ):
-        return False
     return any(isinstance(node, ast.Import | ast.ImportFrom | ast.Call) for node in ast.walk(tree))
 
 

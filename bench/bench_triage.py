@@ -4,7 +4,12 @@ In one process, alternating, N times each: the bot's whole pipeline (extraction,
 probe from its cache, classification, rendering) as a subprocess of the console script, against
 the script alone. Prints the medians and the median ratio (target <= 1.05).
 
-    .venv/bin/python bench/bench_triage.py [N]
+    .venv/bin/python bench/bench_triage.py [N] [--tvm-first] [--bot-arg=--no-warm]
+
+``reprobot triage`` uses its warm start here (the sandbox does the script's leading imports
+``time``, ``numpy``, ``tvm``, ``tvm.te`` while the issue is read); ``--tvm-first`` moves
+``import tvm`` first. ``--bot-arg`` adds an option to the ``reprobot triage`` command line
+(repeat), e.g. ``--bot-arg=--no-warm`` for the cold path on the same machine.
 """
 
 from __future__ import annotations
@@ -49,27 +54,39 @@ It prints `done` but I expected it to fail.
 """
 
 
+TVM_FIRST = SCRIPT.replace("import time\nimport numpy as np\nimport tvm\n",
+                           "import tvm\nimport time\nimport numpy as np\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("n", nargs="?", type=int, default=7)
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--tvm-first", action="store_true", help="the script imports tvm first")
+    ap.add_argument("--bot-arg", action="append", default=[], help="extra reprobot triage option")
+    ap.add_argument("--versus", metavar="ARG",
+                    help="also time `reprobot triage ... ARG` in the same alternation "
+                    "(e.g. --versus=--no-warm)")
     a = ap.parse_args()
+    script = TVM_FIRST if a.tvm_first else SCRIPT
+    issue = ISSUE.replace(SCRIPT, script)
     bindir = Path(a.python).parent
     reprobot = shutil.which("reprobot", path=str(bindir)) or shutil.which("reprobot")
     if reprobot is None:
         sys.exit("no `reprobot` console script next to the interpreter (pip install -e .)")
     work = Path(tempfile.mkdtemp(prefix="bench-triage-"))
     try:
-        _measure(a, reprobot, work)
+        _measure(a, script, issue, reprobot, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _measure(a: argparse.Namespace, reprobot: str, work: Path) -> None:
-    (work / "issue.md").write_text(ISSUE)
-    (work / "repro.py").write_text(SCRIPT)
+def _measure(a: argparse.Namespace, script: str, issue: str, reprobot: str, work: Path) -> None:
+    (work / "issue.md").write_text(issue)
+    (work / "repro.py").write_text(script)
     env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"))
-    triage = [reprobot, "triage", str(work / "issue.md"), "--json", "--tvm-python", a.python]
+    triage = [reprobot, "triage", str(work / "issue.md"), "--json", "--tvm-python", a.python,
+              *a.bot_arg]
     bare = [a.python, "-X", "faulthandler", "repro.py"]
     first = subprocess.run(triage, capture_output=True, text=True, env=env)  # fills the probe cache
     if first.returncode != 0 or '"passed"' not in first.stdout:
@@ -77,6 +94,7 @@ def _measure(a: argparse.Namespace, reprobot: str, work: Path) -> None:
                  f"{first.stderr[-2000:]}")
     t_bot: list[float] = []
     t_bare: list[float] = []
+    t_vs: list[float] = []
     for _ in range(a.n):
         t = time.perf_counter()
         subprocess.run(bare, cwd=work, capture_output=True, check=True, env=env)
@@ -84,16 +102,24 @@ def _measure(a: argparse.Namespace, reprobot: str, work: Path) -> None:
         t = time.perf_counter()
         subprocess.run(triage, capture_output=True, check=True, env=env)
         t_bot.append(time.perf_counter() - t)
-    ratios = [b / s for b, s in zip(t_bot, t_bare, strict=True)]
-    print(f"runs: {a.n} each, alternating")
+        if a.versus:
+            t = time.perf_counter()
+            subprocess.run([*triage, a.versus], capture_output=True, check=True, env=env)
+            t_vs.append(time.perf_counter() - t)
+    shape = "import tvm first" if a.tvm_first else "import time, numpy, then tvm"
+    print(f"runs: {a.n} each, alternating; script: {shape}; bot options: "
+          f"{' '.join(a.bot_arg) or 'none'}")
     print(f"bare python repro.py      median {statistics.median(t_bare):6.2f} s")
-    print(f"reprobot triage issue.md  median {statistics.median(t_bot):6.2f} s")
-    added = statistics.median(b - s for b, s in zip(t_bot, t_bare, strict=True))
-    print(f"added by the bot (median of pairs) {added * 1000:6.0f} ms")
-    print(f"median ratio {statistics.median(ratios):.3f} (target <= 1.05)")
-    # Other load only ever adds time: the fastest runs are the least disturbed pair.
-    print(f"best of each {min(t_bot):.2f} / {min(t_bare):.2f} s = "
-          f"{min(t_bot) / min(t_bare):.3f}")
+    for label, times in (("", t_bot), (f" {a.versus}", t_vs)):
+        if not times:
+            continue
+        ratios = [b / s for b, s in zip(times, t_bare, strict=True)]
+        added = statistics.median(b - s for b, s in zip(times, t_bare, strict=True))
+        print(f"reprobot triage issue.md{label}  median {statistics.median(times):6.2f} s, "
+              f"added (median of pairs) {added * 1000:4.0f} ms, "
+              f"median ratio {statistics.median(ratios):.3f} (target <= 1.05); "
+              f"best of each {min(times):.2f} / {min(t_bare):.2f} s = "
+              f"{min(times) / min(t_bare):.3f} (a busy machine's noise is one-sided)")
 
 
 if __name__ == "__main__":

@@ -65,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--timeout", type=float, help="wall-time limit for the script in seconds")
     t.add_argument("--sandbox", choices=SANDBOX_BACKENDS, help="sandbox backend (default: bwrap)")
     t.add_argument("--no-cache", action="store_true", help="re-probe the environment")
+    t.add_argument("--no-warm", action="store_true",
+                   help="no warm start: start the sandbox only once the script is known "
+                   "(also sandbox.warm_start: false)")
     t.add_argument("--build", help="TVM build to run on (see `reprobot builds list`; default: "
                    "builds.default, else main, else the newest release)")
     t.add_argument("--builds-dir", help="where builds live (default: builds.dir)")
@@ -294,9 +297,6 @@ def _resolve_python(python: str) -> str:
 
 
 def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
-    from bot.plan import plan
-    from bot.source import issue_from_text
-
     if args.tvm_python:
         cfg = replace(cfg, tvm=replace(cfg.tvm, python=args.tvm_python))
     if args.sandbox:
@@ -307,22 +307,41 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
         cfg = replace(cfg, sandbox=replace(cfg.sandbox, limits=limits))
 
     text, name = _read_source(args.source)
-    issue = issue_from_text(text, name)
-    the_plan = plan(issue)
     if args.matrix or args.builds:
-        return _triage_matrix(args, cfg, issue, the_plan)
+        from bot.plan import plan
+        from bot.source import issue_from_text
+
+        issue = issue_from_text(text, name)
+        return _triage_matrix(args, cfg, issue, plan(issue))
 
     run = None
     environment: dict[str, str] = {}
     build = None
     with contextlib.ExitStack() as stack:
-        if the_plan.repro.found:
-            from tasks.runner import SandboxRunner
+        cache = None if args.no_cache else _cache_dir()
+        # The sandbox starts (and imports tvm) while the issue is read below; it is used only
+        # when the plan makes that start exactly what the script does first.
+        runner, build, warm = (_prestart(args, cfg, stack, cache, text)
+                               if cfg.sandbox.warm_start and not args.no_warm
+                               else (None, None, None))
+        # (markdown, the extractor's rules: imported only now, after the prestart)
+        from bot.plan import plan
+        from bot.source import issue_from_text
 
-            cache = None if args.no_cache else _cache_dir()
-            runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
-            build = _pick_build(args, cfg, stack, host=runner.sandbox.host_interpreter)
-            run, environment, build = _run_triage(args, cfg, the_plan, build, runner, cache)
+        issue = issue_from_text(text, name)
+        the_plan = plan(issue)
+        if the_plan.repro.found:
+            if runner is None or build is None:
+                from tasks.runner import SandboxRunner
+
+                runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
+                build = _pick_build(args, cfg, stack, host=runner.sandbox.host_interpreter)
+            run, environment, build = _run_triage(args, cfg, the_plan, build, runner, cache,
+                                                  warm=warm)
+        else:
+            build = None
+            if warm is not None:
+                warm.discard()
 
     from bot.pipeline import conclude
 
@@ -355,12 +374,41 @@ def _pick_build(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitSta
     return BuildInfo(name=KIND_ADHOC, kind=KIND_ADHOC, python=python, source="")
 
 
+def _prestart(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack,
+              cache: Path | None, text: str) -> tuple[Any, Any, Any]:
+    """(runner, build, a prestarted CPU run on the build's interpreter or None), before the
+    issue is read; it imports what the issue's first code block imports first, when that
+    includes tvm, else tvm (``bot.warmstart.guess_preload``). Anything that stops it leaves the
+    cold path to do (and report) the same."""
+    from bot.errors import InfraError
+    from bot.warmstart import guess_preload
+    from tasks.runner import SandboxRunner
+
+    runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
+    try:
+        build = _pick_build(args, cfg, stack, host=runner.sandbox.host_interpreter)
+    except ReprobotError:
+        return runner, None, None
+    pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
+    try:
+        warm = runner.prestart(build.python, pass_env=pass_env, preload=guess_preload(text))
+    except InfraError:
+        return runner, build, None
+    if warm is not None:
+        stack.callback(warm.discard)  # unused (no repro, an error): killed, cleaned up
+    return runner, build, warm
+
+
 def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any, build: Any,
-                runner: Any, cache: Path | None) -> tuple[Any, dict[str, str], Any]:
-    """Run the repro on ``build``'s interpreter; (run, environment, build with its identity)."""
+                runner: Any, cache: Path | None, *,
+                warm: Any = None) -> tuple[Any, dict[str, str], Any]:
+    """Run the repro on ``build``'s interpreter; (run, environment, build with its identity).
+    ``warm``: a prestarted run on that interpreter, used when the plan allows
+    (``bot.warmstart.warm_start_eligible``), else discarded."""
     from dataclasses import replace as _replace
 
     from bot.builds import KIND_ADHOC
+    from bot.warmstart import warm_start_eligible
 
     python = build.python
     pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
@@ -368,13 +416,19 @@ def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any, build: Any
     # interpreter) and loads the second half of the pipeline, so neither adds wall time.
     side = _Beside(lambda: _probe_and_load(
         lambda p, cache_dir: runner.environment(p), python, cache))
-    run = runner.run(
-        the_plan.repro.script,
-        python=python,
-        args=the_plan.repro.args,
-        gpu=the_plan.worker == "gpu",
-        pass_env=pass_env,
-    )
+    if warm is not None and the_plan.worker == "cpu" and warm_start_eligible(
+            the_plan.repro.script, warm.preload):
+        run = warm.go(the_plan.repro.script, the_plan.repro.args)
+    else:
+        if warm is not None:
+            warm.discard()
+        run = runner.run(
+            the_plan.repro.script,
+            python=python,
+            args=the_plan.repro.args,
+            gpu=the_plan.worker == "gpu",
+            pass_env=pass_env,
+        )
     environment = side.result()
     if build.kind == KIND_ADHOC:
         build = _replace(build, version=environment.get("tvm_version", ""),

@@ -42,6 +42,9 @@ class SandboxConfig:
     limits: RunLimits = field(default_factory=RunLimits)
     docker_image: str = "reprobot-runner:latest"
     uid: int = 65534  # non-root uid inside the sandbox
+    # `reprobot triage`: start the sandbox and import tvm while the issue is still being read,
+    # used only when the script's first statement imports tvm (see README, The sandbox).
+    warm_start: bool = True
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +50,26 @@ class RunSpec:
     gpu: bool = False
     pass_env: Mapping[str, str] = field(default_factory=dict)
     cache_dir: Path | None = None
+    # A warm start (``tasks.warm``): the script is not known yet; the interpreter gets the
+    # hook's zip (memfd) on its PYTHONPATH and the channel's fd (both the caller's), and the
+    # hook writes repro.py.
+    warm: WarmFds | None = None
+
+
+@dataclass(frozen=True)
+class WarmFds:
+    """The fds a warm start hands into the sandbox."""
+
+    hook_zip: int  # memfd: the zip holding sitecustomize.py
+    channel: int  # the hook's end of the AF_UNIX socket pair
+
+    def env(self) -> dict[str, str]:
+        return {"PYTHONPATH": f"/proc/self/fd/{self.hook_zip}"}
+
+
+def _warm_fds(spec: RunSpec) -> tuple[int, ...]:
+    """The warm start's fds the run inherits (the caller owns and closes them)."""
+    return () if spec.warm is None else (spec.warm.hook_zip, spec.warm.channel)
 
 
 @dataclass
@@ -88,6 +107,8 @@ class Sandbox(ABC):
     # Does the scripts' interpreter (tvm.python) live on this host (bwrap, none), or inside
     # the sandbox's own image (docker)?
     host_interpreter: ClassVar[bool] = True
+    # Can ``prepare`` start a run before its script is known (``RunSpec.warm``)?
+    warm_start: ClassVar[bool] = False
 
     def __init__(self, config: SandboxConfig, *, cache_dir: Path | None = None) -> None:
         self.config = config
@@ -161,6 +182,7 @@ class BwrapSandbox(Sandbox):
     runs each sandbox as a host uid of its own (see ``tasks.sandbox``)."""
 
     name = "bwrap"
+    warm_start = True
 
     def __init__(self, config: SandboxConfig, *, cache_dir: Path | None = None,
                  gpu_layout: Callable[[], sb.GpuLayout] = sb.gpu_layout) -> None:
@@ -261,9 +283,11 @@ class BwrapSandbox(Sandbox):
             status_r, status_w = os.pipe()
             launch.status_r = status_r
             launch.close_after_start.append(status_w)
-            script_fd = sb.data_fd(spec.script.encode("utf-8", "surrogateescape"),
-                                   sb.SCRIPT_NAME)
-            launch.close_after_start.append(script_fd)
+            script_fd = None
+            if spec.warm is None:
+                script_fd = sb.data_fd(spec.script.encode("utf-8", "surrogateescape"),
+                                       sb.SCRIPT_NAME)
+                launch.close_after_start.append(script_fd)
             etc = sb.etc_fds(cfg.uid)
             launch.close_after_start += etc.values()
             seccomp_fd = sb.data_fd(sb.seccomp_filter(), "seccomp")
@@ -274,6 +298,8 @@ class BwrapSandbox(Sandbox):
             launch.paths.append(scratch)
             env = sb.child_env(home=sb.SANDBOX_SCRATCH, tmpdir=sb.SANDBOX_TMP,
                                pass_env=spec.pass_env)
+            if spec.warm is not None:
+                env.update(spec.warm.env())
             inner = sb.bwrap_argv(
                 interp=interp, script_fd=script_fd, args=spec.args, env=env, limits=limits,
                 uid=cfg.uid, etc_fds=etc, seccomp_fd=seccomp_fd, status_fd=status_w,
@@ -289,7 +315,7 @@ class BwrapSandbox(Sandbox):
                 launch.cgroup.procs_files if launch.cgroup else [], inner, status_fd=status_w,
                 nproc=None if launch.cgroup else limits.max_processes, nofile=nofile_limit(),
             )
-            launch.pass_fds = tuple(launch.close_after_start)
+            launch.pass_fds = tuple(launch.close_after_start) + _warm_fds(spec)
         except BaseException:
             self.cleanup(launch)
             raise
@@ -392,7 +418,7 @@ class DockerSandbox(Sandbox):
 
     def prepare(self, spec: RunSpec) -> Launch:
         docker = self._docker()
-        name = f"reprobot-{uuid.uuid4().hex[:16]}"
+        name = f"reprobot-{os.urandom(8).hex()}"
         # watch_disk: the runner finds the container's /tmp and /dev/shm through its cgroup
         launch = Launch(argv=[], name=name, watch_disk=True, poll_tree=False)
         try:
@@ -468,6 +494,7 @@ class NoSandbox(Sandbox):
     """No isolation at all: the script runs as the worker's user (development only)."""
 
     name = "none"
+    warm_start = True
 
     def check(self) -> str:
         sb.warn_none_backend()
@@ -481,11 +508,15 @@ class NoSandbox(Sandbox):
         try:
             scratch = Path(tempfile.mkdtemp(prefix="reprobot-scratch-"))
             launch.cwd = str(scratch)
-            (scratch / sb.SCRIPT_NAME).write_text(spec.script, encoding="utf-8",
-                                                  errors="surrogateescape")
+            if spec.warm is None:
+                (scratch / sb.SCRIPT_NAME).write_text(spec.script, encoding="utf-8",
+                                                      errors="surrogateescape")
             (scratch / "tmp").mkdir()
-            launch.env = sb.child_env(home=str(scratch), tmpdir=str(scratch / "tmp"),
-                                      pass_env=spec.pass_env)
+            env = sb.child_env(home=str(scratch), tmpdir=str(scratch / "tmp"),
+                               pass_env=spec.pass_env)
+            if spec.warm is not None:
+                env.update(spec.warm.env())
+            launch.env = env
             status_r, status_w = os.pipe()
             launch.status_r = status_r
             launch.close_after_start.append(status_w)
@@ -495,7 +526,7 @@ class NoSandbox(Sandbox):
                 [exe, "-X", "faulthandler", sb.SCRIPT_NAME, *spec.args], status_fd=status_w,
                 nproc=None if launch.cgroup else limits.max_processes, nofile=nofile_limit(),
             )
-            launch.pass_fds = (status_w,)
+            launch.pass_fds = tuple(launch.close_after_start) + _warm_fds(spec)
         except BaseException:
             self.cleanup(launch)
             raise

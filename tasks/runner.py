@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import signal
+import socket
 import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from bot.config import SandboxConfig
 from bot.errors import InfraError
@@ -77,15 +80,7 @@ def run_script(
     ``SandboxConfig`` is accepted too (the backend is then made for this call).
     ``cache_dir`` keeps what was learnt about the interpreter on disk between processes.
     """
-    args = [str(a) for a in args]
-    size = sum(len(a.encode("utf-8", "surrogateescape")) + 1 for a in args)
-    if size > MAX_ARGS_BYTES:
-        raise InfraError(
-            f"the repro's command-line arguments are too long to run ({size} bytes; "
-            f"at most {MAX_ARGS_BYTES})"
-        )
-    if any("\0" in a for a in args):
-        raise InfraError("the repro's command-line arguments contain a NUL byte")
+    args = _check_args(args)
     box = sandbox if isinstance(sandbox, Sandbox) else make_sandbox(sandbox)
     spec = RunSpec(script=script, python=python, args=tuple(args), gpu=gpu,
                    pass_env=dict(pass_env), cache_dir=cache_dir)
@@ -98,6 +93,19 @@ def run_script(
         return watched.result(code, sig, box.name)
     finally:
         box.cleanup(launch)
+
+
+def _check_args(args: Sequence[str]) -> list[str]:
+    args = [str(a) for a in args]
+    size = sum(len(a.encode("utf-8", "surrogateescape")) + 1 for a in args)
+    if size > MAX_ARGS_BYTES:
+        raise InfraError(
+            f"the repro's command-line arguments are too long to run ({size} bytes; "
+            f"at most {MAX_ARGS_BYTES})"
+        )
+    if any("\0" in a for a in args):
+        raise InfraError("the repro's command-line arguments contain a NUL byte")
+    return args
 
 
 class SandboxRunner:
@@ -119,6 +127,16 @@ class SandboxRunner:
     def environment(self, python: str) -> dict[str, str]:
         return self.sandbox.environment(python, run_script)
 
+    def prestart(self, python: str, *, pass_env: Mapping[str, str] = {},
+                 preload: Sequence[tuple[str, Sequence[str]]] = (("tvm", ()),),
+                 ) -> Prestarted | None:
+        """Start a CPU run on ``python`` before its script is known (see ``Prestarted``), or
+        None where this backend cannot (docker) or a passed PYTHONPATH would meet the hook's.
+        ``preload``: the imports it does meanwhile, ``(module, fromlist)`` in order.
+        InfraError when the sandbox cannot be set up (a cold run would say the same)."""
+        return prestart(python, sandbox=self.sandbox, pass_env=pass_env,
+                        cache_dir=self.cache_dir, preload=preload)
+
     def check(self) -> str:
         return self.sandbox.check()
 
@@ -130,6 +148,154 @@ def check_sandbox(sandbox: Sandbox | SandboxConfig) -> str:
     """
     box = sandbox if isinstance(sandbox, Sandbox) else make_sandbox(sandbox)
     return box.check()
+
+
+# --------------------------------------------------------------------------- warm start
+
+
+def prestart(python: str, *, sandbox: Sandbox, pass_env: Mapping[str, str] = {},
+             cache_dir: Path | None = None,
+             preload: Sequence[tuple[str, Sequence[str]]] = (("tvm", ()),),
+             ) -> Prestarted | None:
+    """See ``SandboxRunner.prestart``."""
+    if not sandbox.warm_start or "PYTHONPATH" in pass_env:
+        return None
+    from tasks import warm
+    from tasks.backends import WarmFds
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    hook_fd = -1
+    launch: Launch | None = None
+    try:
+        hook_fd = sb.data_fd(warm.hook_zip(theirs.fileno(), preload), "warm-hook")
+        spec = RunSpec(script="", python=python, pass_env=dict(pass_env),
+                       cache_dir=cache_dir, warm=WarmFds(hook_zip=hook_fd,
+                                                          channel=theirs.fileno()))
+        launch = sandbox.prepare(spec)
+        run = _Run(launch, limits=sandbox.limits)
+        launch.started()
+    except BaseException:
+        ours.close()
+        if launch is not None:
+            sandbox.cleanup(launch)
+        raise
+    finally:
+        theirs.close()  # the run holds its own copies now (or never will)
+        if hook_fd >= 0:
+            os.close(hook_fd)
+    started = Prestarted(sandbox, launch, run, ours, python=python, pass_env=dict(pass_env),
+                         cache_dir=cache_dir)
+    started.preload = tuple((m, tuple(f)) for m, f in preload)
+    return started
+
+
+class Prestarted:
+    """A CPU run started before its script is known: the interpreter runs in the sandbox with
+    the same limits, environment and command line as a run, has done the ``preload`` imports
+    (tvm's; the warm hook, ``tasks/warm_hook.py``) and waits. Its watcher runs from the start, so the time limit
+    counts from the prestart and ``seconds`` is from the prestart to the exit.
+
+    ``go(script, args)`` hands it the script and returns its ``RunResult``; when the hook says
+    the start is not equivalent (importing tvm raised, a real usercustomize...) the script
+    runs cold instead. ``discard()`` kills it and releases everything. Use only for a script
+    whose leading imports begin with the preload (``bot.warmstart.warm_start_eligible``).
+    """
+
+    def __init__(self, sandbox: Sandbox, launch: Launch, run: _Run, channel: Any, *,
+                 python: str, pass_env: dict[str, str], cache_dir: Path | None) -> None:
+        self.sandbox, self.launch, self.run = sandbox, launch, run
+        self.channel = channel
+        self.python, self.pass_env, self.cache_dir = python, pass_env, cache_dir
+        self.watched: Watched | None = None
+        self.error: BaseException | None = None
+        self.done = False
+        # how go() ran the script: "warm" (here), "cold" (a run of its own), or None (not yet)
+        self.used: str | None = None
+        self.preload: tuple[tuple[str, tuple[str, ...]], ...] = (("tvm", ()),)
+        self.thread = threading.Thread(target=self._watch, name="reprobot-warm", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        try:
+            self.watched = self.run.wait()
+        except BaseException as e:  # handed to the caller of go()
+            self.error = e
+
+    def _hook_says(self) -> bytes:
+        """The hook's next byte (``tasks.warm``: 1, 0, 2), or b"" when the run ended first
+        (died, killed, limit)."""
+        while True:
+            ready, _, _ = select.select([self.channel], [], [], TICK_S)
+            if ready:
+                try:
+                    return bytes(self.channel.recv(1))
+                except OSError:
+                    return b""
+            if not self.thread.is_alive():
+                return b""
+
+    def go(self, script: str, args: Sequence[str] = ()) -> RunResult:
+        if self.done:
+            raise RuntimeError("this prestarted run was already used")
+        from tasks import warm
+
+        try:
+            args = _check_args(args)
+        except InfraError:
+            self.discard()
+            raise
+        said = self._hook_says()
+        if said == b"" and self.thread.is_alive():
+            self.thread.join()  # (the channel closed as the run ended)
+        died = said == b"" and (self.watched is None or not (
+            self.watched.timed_out or self.watched.limit_hit is not None))
+        if said == warm.NOT_EQUIVALENT or died:
+            # Not equivalent, or it ended by itself while importing tvm (a crash, an exit):
+            # the script's own run shows it with its own frames (no hook frame in a dump).
+            self.discard()
+            self.used = "cold"
+            return run_script(script, python=self.python, args=args, sandbox=self.sandbox,
+                              pass_env=self.pass_env, cache_dir=self.cache_dir)
+        if said == warm.READY:
+            with contextlib.suppress(OSError):  # (it died meanwhile: its own result)
+                self.channel.sendall(warm.message(script, args))
+                self.channel.shutdown(socket.SHUT_WR)
+            if self._hook_says() == warm.NOT_EQUIVALENT:  # it could not write the script
+                self.discard()
+                self.used = "cold"
+                return run_script(script, python=self.python, args=args,
+                                  sandbox=self.sandbox, pass_env=self.pass_env,
+                                  cache_dir=self.cache_dir)
+        # else (b""): a limit (time, memory...) ended it while importing tvm, the script's
+        # own first statement: that is its result
+        self.done = True
+        self.used = "warm"
+        try:
+            self.channel.close()
+            self.thread.join()
+            if self.error is not None:
+                raise self.error
+            assert self.watched is not None
+            code, sig = self.sandbox.exit_status(self.launch, self.watched)
+            return self.watched.result(code, sig, self.sandbox.name)
+        finally:
+            self._release()
+
+    def discard(self) -> None:
+        """Kill the prestarted run (whole tree) and release its cgroup, uid and scratch."""
+        if self.done:
+            return
+        self.done = True
+        self.channel.close()  # the hook exits at once on EOF
+        self.run.kill(None)
+        self._release()
+
+    def _release(self) -> None:
+        with contextlib.suppress(OSError):
+            self.channel.close()
+        if self.thread.is_alive():
+            self.thread.join()
+        self.sandbox.cleanup(self.launch)
 
 
 # --------------------------------------------------------------------------- the watcher

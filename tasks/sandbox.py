@@ -39,7 +39,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -618,7 +617,7 @@ def _root_only_files(top: str, depth: int = _HIDE_SCAN_DEPTH) -> list[str]:
 def bwrap_argv(
     *,
     interp: Interpreter,
-    script_fd: int,
+    script_fd: int | None,
     args: Sequence[str],
     env: Mapping[str, str],
     limits: RunLimits,
@@ -704,7 +703,8 @@ def bwrap_argv(
     for d in late:
         a += ["--ro-bind", d, d]
     a += ["--dir", SANDBOX_SCRATCH]
-    a += ["--perms", "0644", "--file", str(script_fd), f"{SANDBOX_SCRATCH}/{SCRIPT_NAME}"]
+    if script_fd is not None:  # (None: a warm start, whose hook writes the script there)
+        a += ["--perms", "0644", "--file", str(script_fd), f"{SANDBOX_SCRATCH}/{SCRIPT_NAME}"]
     a += ["--remount-ro", "/"]
     if status_fd is not None:
         a += ["--json-status-fd", str(status_fd)]
@@ -1086,7 +1086,7 @@ def _detect_cgroups() -> CgroupSupport:
 
 
 def _probe_mkdir(parents: Mapping[str, Path]) -> str:
-    name = f"reprobot-probe-{uuid.uuid4().hex[:8]}"
+    name = f"reprobot-probe-{os.urandom(4).hex()}"
     made: list[Path] = []
     try:
         for p in parents.values():
@@ -1109,7 +1109,7 @@ def _probe_v2(base: Path) -> str:
         sub = (base / "cgroup.subtree_control").read_text().split()
         if not {"memory", "pids"} <= set(sub):
             (base / "cgroup.subtree_control").write_text("+memory +pids")
-        name = f"reprobot-probe-{uuid.uuid4().hex[:8]}"
+        name = f"reprobot-probe-{os.urandom(4).hex()}"
         (base / name).mkdir()
         (base / name).rmdir()
         return ""
@@ -1122,7 +1122,7 @@ def make_cgroup(limits: RunLimits) -> Cgroup | None:
     s = cgroup_support()
     if s.version == 0:
         return None
-    name = f"reprobot-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    name = f"reprobot-{os.getpid()}-{os.urandom(6).hex()}"
     mem = str(int(limits.memory_bytes))
     for parent in s.parents.values():
         _remove_stale(parent)

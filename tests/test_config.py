@@ -52,6 +52,7 @@ def test_config_path_from_environment(tmp_path: Path):
         ("service:\n  retest_cooldown_s: soon\n", "retest_cooldown_s"),
         ("- a list\n", "mapping"),
         ("a: [unclosed\n", "not valid YAML"),
+        ("sandbox:\n  warm_start: sometimes\n", "sandbox.warm_start must be true or false"),
     ],
 )
 def test_bad_config_names_what_to_fix(tmp_path: Path, text: str, message: str):
@@ -185,3 +186,10 @@ def test_every_number_in_the_config_is_checked():
     with pytest.raises(ConfigError, match="later.some_new_limit_s must be a finite number"):
         validate_numbers(Top(Later(float("nan"))))
     validate_numbers(Config())
+
+
+def test_warm_start_is_on_unless_turned_off(tmp_path: Path):
+    assert load_config(None, {}).sandbox.warm_start is True
+    f = tmp_path / "c.yml"
+    f.write_text("sandbox:\n  warm_start: false\n")
+    assert load_config(str(f), {}).sandbox.warm_start is False

@@ -259,3 +259,17 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
         Verdict.DIFFERENT_FAILURE,
         (*ev, f"reported {rep_outcome.value}, but the run ends in {cls.outcome.value}"),
     )
+
+
+def account_for_cut_script(comparison: Comparison, cls: Classification, cut_at: int) -> Comparison:
+    """The issue's script was cut off (``Repro.cut_at``: the bot ran the part before its
+    broken last statement): a pass of that part says nothing about the rest, where the
+    failure may be. A failure stands: it happened before the cut."""
+    if not cut_at or cls.outcome != Outcome.PASSED:
+        return comparison
+    return Comparison(
+        Verdict.INCONCLUSIVE,
+        (*comparison.evidence[:2],
+         f"the issue's script is cut off at line {cut_at}: the part before it passed, and "
+         "the rest may hold the failure"),
+    )

@@ -155,6 +155,9 @@ class Repro:
     # The output the author shows the script printing (a block right after it, introduced as
     # its output): a run that prints the same shows the same result.
     shown_output: str = ""
+    # The paste ends inside an unfinished statement: the script stops before it, and this is
+    # the first line of the script that was dropped (0: the script is whole).
+    cut_at: int = 0
 
     @property
     def sha256(self) -> str:
@@ -175,6 +178,7 @@ class Repro:
             shape=d.get("shape", "none"),
             reason=d.get("reason", ""),
             shown_output=d.get("shown_output", ""),
+            cut_at=int(d.get("cut_at", 0)),
         )
 
 

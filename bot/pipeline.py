@@ -16,7 +16,7 @@ from bot.classify import (
     account_for_shown_output,
     classify,
 )
-from bot.compare import compare
+from bot.compare import account_for_cut_script, compare
 from bot.models import (
     Classification,
     Issue,
@@ -60,7 +60,7 @@ def conclude(
     cls = account_for_import_only(cls, repro.script, issue.title, reported,
                                   ran_as_command=repro.shape == "shell-wrapped")
     cls = account_for_shown_output(cls, run, repro.shown_output, reported)
-    comparison = compare(reported, cls)
+    comparison = account_for_cut_script(compare(reported, cls), cls, repro.cut_at)
     verdict = comparison.verdict
     if cls.outcome == Outcome.INFRA_ERROR:
         verdict = Verdict.INCONCLUSIVE

@@ -287,7 +287,8 @@ def _body(t: Triage) -> list[str]:
     ):
         out.append(UNCHECKED_RESULT_NOTE)
     note = (t.repro.reason or "").strip()
-    if note and t.outcome not in (Outcome.PASSED, Outcome.MISSING_DEPENDENCY):
+    if note and (t.outcome not in (Outcome.PASSED, Outcome.MISSING_DEPENDENCY)
+                 or t.repro.cut_at):  # (a cut-off script's pass is why it is inconclusive)
         # e.g. the script loads a model file the issue does not include.
         out.append("Note: " + prose(note))
     out.append(_run_line(t, signature if show_signature else ""))

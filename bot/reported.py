@@ -43,6 +43,7 @@ from bot.tracebacks import (
     frame_kind,
     locations_of,
     normalize_paths,
+    parse_errors,
     parse_last_error,
 )
 from bot.vocabulary import (
@@ -105,6 +106,7 @@ class _Line:
     where: str  # "title" | "body" | "comment"
     block: int = 0  # paragraphs and code blocks are numbered (blank lines and fences split)
     section: str = ""  # the heading above the line, lower-case ("expected behavior", ...)
+    fenced: bool = False  # inside a code fence: pasted output, not the reporter's words
 
 
 # A comment in the script that starts the output the author saw: ``# Output:``, ``# Error:``.
@@ -171,7 +173,10 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
     for where, text in sources:
         block += 1
         section = ""
+        fenced = False
         for raw in _clean(text).split("\n"):
+            if _FENCE_RE.match(raw):
+                fenced = not fenced
             if _FENCE_RE.match(raw) or not raw.strip():
                 block += 1
                 continue
@@ -191,7 +196,7 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
                     # without errors for me"), not what the reporter saw.
                     continue
                 line = line.lstrip()[1:]
-            out.append(_Line(_HEADING_RE.sub("", line), where, block, section))
+            out.append(_Line(_HEADING_RE.sub("", line), where, block, section, fenced))
     return out
 
 
@@ -233,6 +238,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _hang,
         _wrong_words,
         _loose_crash,
+        _expected_vs_actual,
     ):
         found = finder(lines)
         if found is not None:
@@ -279,7 +285,10 @@ def _located(rep: Reported, lines: list[_Line]) -> Reported:
 
 def _crash(lines: list[_Line]) -> Reported | None:
     best: tuple[int, int, str, str] | None = None  # (rank, index, signature, line)
+    said_only = _traceback_pasted_without_crash(lines)
     for i, ln in enumerate(lines):
+        if said_only and not ln.fenced:
+            continue  # "I thought it was a segfault": the pasted traceback shows what happened
         for rank, pat in CRASH_PATTERNS:
             for m in pat.finditer(ln.text):
                 if rank >= 3 and _negated(ln.text, m.start()):
@@ -293,6 +302,17 @@ def _crash(lines: list[_Line]) -> Reported | None:
     if rank >= 4:
         sig = _sentence(line, sig)
     return Reported(Outcome.CRASH, signature=sig, evidence=(line,))
+
+
+def _traceback_pasted_without_crash(lines: list[_Line]) -> bool:
+    """The reporter pasted a Python traceback that ends in an exception, and no pasted line
+    shows a crash: a crash named only in the title or prose ("segfault in concat") is their
+    word for that exception, and the traceback is what they saw."""
+    pasted = [ln.text for ln in lines if ln.fenced]
+    if not pasted or not parse_errors("\n".join(pasted)):
+        return False
+    return not any(pat.search(text) for text in pasted for rank, pat in CRASH_PATTERNS
+                   if rank <= 3)
 
 
 def _internal(lines: list[_Line]) -> Reported | None:
@@ -564,6 +584,30 @@ def _wrong_words(lines: list[_Line]) -> Reported | None:
                     evidence=(ln.text.strip(),),
                 )
     return None
+
+
+_PERF_RE = re.compile(
+    r"\b(?:slow\w*|fast\w*|speed\w*|latenc\w*|throughput|perf\w*|time[sd]?|timing|"
+    r"ms|sec\w*|seconds?|minutes?|memory|MB|GB)\b", re.I)
+
+
+def _expected_vs_actual(lines: list[_Line]) -> Reported | None:
+    """The template's two sections filled in and no failure named: "Expected behavior" says
+    what it should give and "Actual behavior" shows what it gave, with values in it (a
+    printed number, an array): the numbers are wrong. Not for performance ("3.2 ms, slower")."""
+    def filled(prefix: str) -> list[_Line]:
+        return [ln for ln in lines if ln.where != "title" and ln.section.startswith(prefix)
+                and not TEMPLATE_LINE_RE.match(ln.text) and not TEMPLATE_PROSE_RE.search(ln.text)
+                and not SECTION_RE.match(ln.text.rstrip())]
+
+    actual = filled("actual")
+    if not filled("expected") or not actual or any(_PERF_RE.search(ln.text) for ln in actual):
+        return None
+    shown = next((ln for ln in actual if any(ch.isdigit() for ch in ln.text)), None)
+    if shown is None or any(PASSED_RE.search(ln.text) for ln in actual):
+        return None
+    return Reported(Outcome.WRONG_RESULT, signature=f"actual: {shown.text.strip()}"[:200],
+                    evidence=tuple(ln.text.strip() for ln in actual[:3]))
 
 
 def _generic_failure(lines: list[_Line]) -> Reported | None:

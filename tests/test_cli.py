@@ -344,3 +344,15 @@ def test_a_wrong_result_shown_only_as_printed_output(tmp_path: Path, shown: str,
     assert (r["outcome"], r["verdict"]) == (outcome, verdict)
     if outcome == "wrong-result":
         assert "printed the same output the report shows as the wrong result" in r["comment"]
+
+
+def test_a_wrong_result_shown_under_actual_behavior_above_the_script(tmp_path: Path):
+    """The bug template's order: "Actual behavior" (the printed output) comes before "Steps to
+    reproduce" (the script, which only prints); the expected value is stated in prose."""
+    text = (f"# [Bug] mean of int32 truncates\n\n### Expected behavior\n\nThe mean of the "
+            f"array is 2.5, as numpy says.\n\n### Actual behavior\n\nThe fraction is dropped:"
+            f"\n\n{FENCE}\nmine : 2\n"
+            f"numpy: 2.5\n{FENCE}\n\n### Steps to reproduce\n\n{FENCE}python\n{MEAN.strip()}"
+            f"\n{FENCE}\n")
+    r = triage(tmp_path, text)
+    assert (r["outcome"], r["verdict"]) == ("wrong-result", "reproduced")

@@ -136,6 +136,21 @@ ROWS += [
         "    from .op.base import call_tir\n"
         "AttributeError: module 'tvm.ir._ffi_api' has no attribute 'X'\n", author="a"),
      "import tvm.relax\n"),
+    # Session 8 (sets o-q): "update: the real trigger is this" / "I trimmed it too much".
+    ("later repro: the real trigger", Issue(
+        "[Bug] gather ignores batch_dims", "```python\n" + SCRIPT + "```\n", author="a",
+        comments=(Comment("m", "The script above fails before gather. Could you check?"),
+                  Comment("a", "Sorry, I trimmed the script too much. **Update: the real "
+                          "trigger is this**, with two batch dims:\n\n```python\n" + _REDUCED
+                          + "```\n"),)), _REDUCED),
+    ("later repro: the exact script from our tests", Issue(
+        "[Bug] gather ignores batch_dims", "```python\n" + SCRIPT + "```\n", author="a",
+        comments=(Comment("a", "This is the exact script from our test suite:\n\n```python\n"
+                          + _REDUCED + "```\n"),)), _REDUCED),
+    ("later repro: the trigger named in passing is not a new script", Issue(
+        "[Bug] gather ignores batch_dims", "```python\n" + SCRIPT + "```\n", author="a",
+        comments=(Comment("a", "The trigger is the second axis. A workaround that works:\n\n"
+                          "```python\n" + _REDUCED + "```\n"),)), SCRIPT),
     ("session traceback from the user's own code", Issue(
         "x fails", "Traceback (most recent call last):\n"
         '  File "<stdin>", line 1, in <module>\n'
@@ -227,6 +242,27 @@ _PRINTS = "import numpy as np\nx = np.arange(4)\nprint('sum:', x.sum())\n"
 def test_the_output_shown_after_the_script(after: str, shown: str) -> None:
     repro = extract_repro(Issue("[Bug] sum", "```python\n" + _PRINTS + "```\n\n" + after,
                                 author="a"))
+    assert repro.found and repro.script == _PRINTS
+    assert repro.shown_output.strip() == shown
+
+
+@pytest.mark.parametrize(
+    ("before", "shown"),
+    [
+        # The bug template puts "Actual behavior" above "Steps to reproduce".
+        ("### Actual behavior\n\nThe sum is off by one:\n\n```\nsum: 7\n```\n\n"
+         "### Environment\n\nTVM main\n\n", "sum: 7"),
+        # the expected output above the script is not what it printed
+        ("### Expected behavior\n\n```\nsum: 6\n```\n\n", ""),
+        # a log above the script, under no "actual" heading, is not the script's output
+        ("### Environment\n\n```\ncmake 3.28, llvm 17\n```\n\n", ""),
+        # a traceback under "Actual behavior" is kept: only a run that prints it would match
+        ("### Actual behavior\n\n```\nValueError: axis 2\n```\n\n", "ValueError: axis 2"),
+    ],
+)
+def test_the_output_shown_above_the_script(before: str, shown: str) -> None:
+    body = before + "### Steps to reproduce\n\n```python\n" + _PRINTS + "```\n"
+    repro = extract_repro(Issue("[Bug] sum", body, author="a"))
     assert repro.found and repro.script == _PRINTS
     assert repro.shown_output.strip() == shown
 

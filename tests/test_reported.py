@@ -23,6 +23,42 @@ def body(text: str) -> str:
 
 # (title, text after the repro, expected outcome, expected piece of the signature)
 TABLE = [
+    # The title says segfault, the pasted traceback ends in an exception and shows no crash:
+    # the traceback is what the reporter saw ...
+    (
+        "[Bug] Segmentation fault in relax.op.concat with a bad axis",
+        "It raises, and the kernel restarted in Jupyter, so I thought it was a segfault:\n\n"
+        "```\nTraceback (most recent call last):\n  File \"c.py\", line 9, in <module>\n"
+        "    c = bb.emit(relax.op.concat([a, b], axis=2))\n"
+        "ValueError: the input axis 2 is out of range\n```",
+        Outcome.TVM_ERROR,
+        "axis 2 is out of range",
+    ),
+    # ... but a pasted crash line beside the traceback keeps it a crash
+    (
+        "[Bug] Segmentation fault in relax.op.concat with a bad axis",
+        "```\nTraceback (most recent call last):\n  File \"c.py\", line 9, in <module>\n"
+        "ValueError: the input axis 2 is out of range\nSegmentation fault (core dumped)\n```",
+        Outcome.CRASH,
+        "Segmentation fault",
+    ),
+    # The template's Expected / Actual sections filled with values, no failure named: the
+    # numbers are wrong (session 8's unseen set q).
+    (
+        "[Bug] R.clip on negative inputs",
+        "### Expected behavior\n\nThe input's sign is kept, as in numpy.\n\n"
+        "### Actual behavior\n\n```\n[-1.  0.5  1.  ]\n```",
+        Outcome.WRONG_RESULT,
+        "[-1.",
+    ),
+    # ... nor an Actual section that says it works.
+    (
+        "[Bug] gather",
+        "### Expected behavior\n\nShape (2, 3).\n\n### Actual behavior\n\n"
+        "Works fine now with 2 dims, thanks.",
+        Outcome.PASSED,
+        "",
+    ),
     # A frontend's assert on an op it cannot convert (traceback cut): TVM's refusal.
     (
         "[Bug] from_exported_program fails on mm",
@@ -344,6 +380,13 @@ def test_reported_table(title: str, text: str, outcome: Outcome, sig: str) -> No
     assert got.outcome == outcome, got
     assert sig in got.signature
     assert got.evidence, "the lines that decided it are quoted"
+
+
+def test_a_performance_complaint_in_the_template_is_not_a_wrong_result() -> None:
+    text = ("### Expected behavior\n\nFaster than the scalar build.\n\n### Actual behavior\n\n"
+            "The vector build takes 3.2 ms against 2.4 ms.")
+    got = parse_reported(Issue(title="conv2d on RISC-V", body=body(text), author="a"), REPRO)
+    assert got is None or got.outcome != Outcome.WRONG_RESULT
 
 
 def test_lines_of_the_repro_itself_are_not_a_report() -> None:

@@ -2,7 +2,7 @@
 
 Pure. A block right after the repro's last block, in the same text, that is not code and that
 the author introduces as what the script printed ("Output:", "it prints:", under "Actual
-behavior") is kept with the repro (``Repro.shown_output``): when the report calls that result
+behavior"), else the last such block above the repro under an "Actual behavior" heading, is kept with the repro (``Repro.shown_output``): when the report calls that result
 wrong and a run prints the same lines, the run shows the same wrong result
 (:func:`bot.classify.account_for_shown_output`).
 """
@@ -37,12 +37,15 @@ def shown_output(src: Source, labels: tuple[str, ...]) -> str:
         return ""
     end = max(b.end for b in mine)
     after = [b for b in src.blocks if b.start >= end]
-    if not after:
-        return ""
-    b = after[0]
-    if not _is_shown_output(b):
-        return ""
-    return b.text[:MAX_SHOWN]
+    if after and _is_shown_output(after[0]):
+        return after[0].text[:MAX_SHOWN]
+    # The template puts "Actual behavior" above "Steps to reproduce": the output shown there
+    # (under that heading, not code, not the expected one) is what the script printed.
+    start = min(b.start for b in mine)
+    before = [b for b in src.blocks if b.end <= start and b.section.lower().startswith("actual")]
+    if before and _is_shown_output(before[-1]):
+        return before[-1].text[:MAX_SHOWN]
+    return ""
 
 
 def _is_shown_output(b: Block) -> bool:

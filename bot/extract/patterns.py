@@ -209,16 +209,19 @@ SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'
 
 SMALLER_RE = Pattern(
     r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified|updated|"
-    r"cleaner|self-contained|standalone|stand-alone|complete|full|new|real|actual|correct|proper)\s+"
+    r"cleaner|self-contained|standalone|stand-alone|complete|full|new|real|actual|correct|proper|"
+    r"exact)\s+"
     r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
-    r"case|mre|mwe)\b|"
+    r"case|mre|mwe|trigger)\b|"
     r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified)\s+"
     r"(?:one|module|model|graph)\b|"
     r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"
     r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b|"
     # "I reduced it", "cut it down", "boiled it down", "narrowed it down to"
     r"\b(?:reduced|minimi[sz]ed|shrank|shrunk)\s+(?:it|this)\b|"
-    r"\b(?:cut|boiled|narrowed|stripped|trimmed)\s+(?:it|this|the \w+)\s+down\b",
+    r"\b(?:cut|boiled|narrowed|stripped|trimmed)\s+(?:it|this|the \w+)\s+down\b|"
+    # "I trimmed the script too much when pasting": the one above is not the repro
+    r"\b(?:trimmed|cut|stripped|simplified|reduced)\s+(?:it|this|the \w+)\s+too much\b",
     re.I,
 )
 

@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 from bot.extract.args import with_args
 from bot.extract.blocks import from_blocks
 from bot.extract.candidates import own_blocks, quoted_fails_too
+from bot.extract.cutoff import with_cut_tail
 from bot.extract.files import with_file_note
 from bot.extract.markdown import (
     Block,
@@ -159,8 +160,8 @@ def extract_repro(issue: Issue) -> Repro:
             continue
         if repro is not None:
             later = later_smaller_repro(sources[k + 1 :])
-            return with_test_calls(with_file_note(with_args(
-                _with_shown_output(later or repro, sources), all_author_text)))
+            return with_cut_tail(with_test_calls(with_file_note(with_args(
+                _with_shown_output(later or repro, sources), all_author_text))))
         notes = merge(notes, notes_of(src))
         if src.name == "body" and not notes.incomplete:
             m = INCOMPLETE_RE.search(src.text)

@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.builds import BuildsConfig, parse_builds_section
 from bot.errors import ConfigError
-from bot.models import RunLimits
+from bot.runs import RunLimits
 
 SANDBOX_BACKENDS = ("bwrap", "docker", "none")
 

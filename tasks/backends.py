@@ -33,7 +33,7 @@ from typing import ClassVar
 
 from bot.config import SandboxConfig
 from bot.errors import InfraError
-from bot.models import RunLimits, RunResult
+from bot.runs import RunLimits, RunResult
 from tasks import sandbox as sb
 from tasks.watched import Watched, decode_shell_status, parse_status, setup_failure
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from bot.config import SandboxConfig
 from bot.errors import InfraError
-from bot.models import RunLimits, RunResult
+from bot.runs import RunLimits, RunResult
 from tasks import sandbox as sb
 from tasks.backends import HOST_ENV, Launch, RunSpec, Sandbox, make_sandbox
 from tasks.watched import (  # noqa: F401  (parse_status, decode_shell_status: runner's names too)

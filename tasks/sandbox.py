@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import InfraError
-from bot.models import RunLimits
+from bot.runs import RunLimits
 
 # Paths inside the bwrap sandbox.
 SANDBOX_TMP = "/tmp"

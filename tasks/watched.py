@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from bot.models import RunResult
+from bot.runs import RunResult
 from tasks import sandbox as sb
 
 _READ_CHUNK = 1 << 16

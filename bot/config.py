@@ -30,6 +30,8 @@ _PLACEHOLDERS = frozenset(
 
 @dataclass(frozen=True)
 class TvmConfig:
+    """The `tvm:` section: the interpreter that runs the repros."""
+
     # Interpreter that has apache-tvm installed and runs the repros; default: this one.
     python: str = field(default_factory=lambda: sys.executable)
     # Environment variables of the bot's own process that may reach the child (by name).
@@ -38,6 +40,8 @@ class TvmConfig:
 
 @dataclass(frozen=True)
 class SandboxConfig:
+    """The `sandbox:` section: the backend, the run limits, the uid, the warm start."""
+
     backend: str = "bwrap"
     limits: RunLimits = field(default_factory=RunLimits)
     docker_image: str = "reprobot-runner:latest"
@@ -49,6 +53,8 @@ class SandboxConfig:
 
 @dataclass(frozen=True)
 class GitHubConfig:
+    """The `github:` section: the API URL and the App's or token's credentials."""
+
     api_url: str = "https://api.github.com"
     token: str = ""
     app_id: str = ""
@@ -58,6 +64,8 @@ class GitHubConfig:
 
 @dataclass(frozen=True)
 class FilterConfig:
+    """The `filters:` section: which repositories and issues are triaged."""
+
     # "owner/name" of repositories served; empty = any the credentials reach.
     repositories: tuple[str, ...] = ()
     # An issue is triaged when it has one of these labels OR its title starts with a prefix.
@@ -67,6 +75,8 @@ class FilterConfig:
 
 @dataclass(frozen=True)
 class ServiceConfig:
+    """The `service:` section: Redis, cool-downs, history and redelivery."""
+
     redis_url: str = "redis://127.0.0.1:6379/0"
     key_prefix: str = "reprobot:"
     retest_cooldown_s: int = 120
@@ -121,12 +131,16 @@ class RetestConfig:
 
 @dataclass(frozen=True)
 class BisectConfig:
+    """The `bisect:` section: how far a bisection between main builds may go."""
+
     # Builds (probes) a bisection between two main builds may make before it reports a range.
     max_steps: int = 8
 
 
 @dataclass(frozen=True)
 class Config:
+    """The whole configuration, read once at the entry point (``load_config``)."""
+
     tvm: TvmConfig = field(default_factory=TvmConfig)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     github: GitHubConfig = field(default_factory=GitHubConfig)

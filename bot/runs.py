@@ -13,6 +13,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class RunLimits:
+    """What one run may use: wall time, memory, processes, output kept, disk."""
+
     timeout_s: float = 300.0
     memory_bytes: int = 8 * 1024**3
     max_processes: int = 512

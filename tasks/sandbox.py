@@ -1009,6 +1009,8 @@ class Cgroup:
 
 @dataclass(frozen=True)
 class CgroupSupport:
+    """What this host's cgroups allow: the version and the parents of per-run cgroups."""
+
     version: int  # 0: none usable, 1 or 2
     parents: dict[str, Path]  # controller -> parent dir where per-run cgroups are made
     why: str = ""  # when version == 0: why not

@@ -40,6 +40,8 @@ class _Tail:
 
 @dataclass
 class Watched:
+    """What the watcher saw of one run: exit, time, output tails, status, limits hit."""
+
     returncode: int
     seconds: float
     stdout: _Tail

@@ -15,20 +15,17 @@ import sys
 
 GPU_DEVICES: tuple[str, ...] = ("cuda", "rocm", "vulkan", "metal", "opencl")
 
-# Packages with a name of their own in ``needs`` (others are "other:<module>").
+# Packages with a name of their own in ``needs``: the three frameworks most TVM reports use.
+# Every other package is "other:<module>" (``other:keras``, ``other:onnxruntime``,
+# ``other:tensorrt``), as the triagers' own records name them.
 KNOWN_PACKAGES: dict[str, str] = {
     "torch": "torch",
     "torchvision": "torch",
     "torchaudio": "torch",
     "onnx": "onnx",
-    "onnxruntime": "onnxruntime",
     "tensorflow": "tensorflow",
-    "tflite": "tflite",
-    "keras": "keras",
-    "tf_keras": "keras",
-    "mxnet": "mxnet",
-    "paddle": "paddle",
-    "paddlepaddle": "paddle",
+    "tf_keras": "other:keras",
+    "paddlepaddle": "other:paddle",
 }
 
 # Installed together with apache-tvm: never a separate need.
@@ -45,23 +42,23 @@ FRONTEND_MODULES: dict[str, str] = {
     "onnx": "onnx",
     "torch": "torch",
     "pytorch": "torch",
-    "tflite": "tflite",
-    "keras": "keras",
+    "tflite": "other:tflite",
+    "keras": "other:keras",
     "tensorflow": "tensorflow",
     "tensorflow2": "tensorflow",
-    "paddlepaddle": "paddle",
-    "mxnet": "mxnet",
+    "paddlepaddle": "other:paddle",
+    "mxnet": "other:mxnet",
 }
 FRONTEND_CONVERTERS: dict[str, str] = {
     "from_onnx": "onnx",
     "from_pytorch": "torch",
     "from_fx": "torch",
     "from_exported_program": "torch",
-    "from_tflite": "tflite",
-    "from_keras": "keras",
+    "from_tflite": "other:tflite",
+    "from_keras": "other:keras",
     "from_tensorflow": "tensorflow",
-    "from_paddle": "paddle",
-    "from_mxnet": "mxnet",
+    "from_paddle": "other:paddle",
+    "from_mxnet": "other:mxnet",
 }
 
 _DEVICE_CALLS = {
@@ -238,13 +235,13 @@ def _needs_from_text(script: str) -> tuple[str, ...]:
 # Frameworks by how reporters write their names.
 _PROSE_PACKAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:py)?torch(?:vision|script)?\b", re.I), "torch"),
-    (re.compile(r"(?i:\bonnx\s*runtime\b)|\bORT\b"), "onnxruntime"),
+    (re.compile(r"(?i:\bonnx\s*runtime\b)|\bORT\b"), "other:onnxruntime"),
     (re.compile(r"\bonnx\b", re.I), "onnx"),
     (re.compile(r"\btensorflow\b|\btf\.keras\b", re.I), "tensorflow"),
-    (re.compile(r"\btflite\b|\btf ?lite\b", re.I), "tflite"),
-    (re.compile(r"\bkeras\b", re.I), "keras"),
-    (re.compile(r"\bpaddle(?:paddle)?\b", re.I), "paddle"),
-    (re.compile(r"\bmxnet\b|\bgluon(?:cv)?\b", re.I), "mxnet"),
+    (re.compile(r"\btflite\b|\btf ?lite\b", re.I), "other:tflite"),
+    (re.compile(r"\bkeras\b", re.I), "other:keras"),
+    (re.compile(r"\bpaddle(?:paddle)?\b", re.I), "other:paddle"),
+    (re.compile(r"\bmxnet\b|\bgluon(?:cv)?\b", re.I), "other:mxnet"),
     (re.compile(r"\btensor[ _-]?rt\b", re.I), "other:tensorrt"),
     # mlc_llm used (not the project's name, which its issue template carries).
     (re.compile(r"(?<![A-Za-z0-9_])mlc_(?:llm|chat)(?:_build)?(?![A-Za-z0-9])"

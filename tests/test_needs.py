@@ -49,8 +49,9 @@ def test_no_device(script: str) -> None:
 
 @pytest.mark.parametrize("module,need", [
     ("torch", "torch"), ("torchvision.models", "torch"), ("onnx", "onnx"),
-    ("onnxruntime", "onnxruntime"), ("tensorflow", "tensorflow"), ("tflite.Model", "tflite"),
-    ("keras", "keras"), ("mxnet", "mxnet"), ("paddle", "paddle"),
+    ("onnxruntime", "other:onnxruntime"), ("tensorflow", "tensorflow"),
+    ("tflite.Model", "other:tflite"), ("keras", "other:keras"), ("tf_keras", "other:keras"),
+    ("mxnet", "other:mxnet"), ("paddle", "other:paddle"),
     ("tensorrt", "other:tensorrt"), ("mlc_llm", "other:mlc_llm"), ("scipy.special", "other:scipy"),
 ])
 def test_packages(module: str, need: str) -> None:
@@ -95,9 +96,9 @@ def test_device_of_string() -> None:
     ("from tvm import relay\nmod, params = relay.frontend.from_pytorch(m, [])\n", "torch"),
     ("from tvm.relax.frontend.torch import from_fx\nmod = from_fx(g, [])\n", "torch"),
     ("from tvm.relax.frontend.torch import from_exported_program\n", "torch"),
-    ("import tvm\nmod = tvm.relay.frontend.from_tflite(m)\n", "tflite"),
-    ("from tvm.relay import frontend\nmod = frontend.from_keras(m)\n", "keras"),
-    ("from tvm.relay.frontend import from_paddle\nmod = from_paddle(m)\n", "paddle"),
+    ("import tvm\nmod = tvm.relay.frontend.from_tflite(m)\n", "other:tflite"),
+    ("from tvm.relay import frontend\nmod = frontend.from_keras(m)\n", "other:keras"),
+    ("from tvm.relay.frontend import from_paddle\nmod = from_paddle(m)\n", "other:paddle"),
     ("from tvm import relay\nmod = relay.frontend.from_tensorflow(graph)\n", "tensorflow"),
     ("import tvm.relax.frontend.onnx\n", "onnx"),
     # does not parse: found in the text
@@ -124,7 +125,7 @@ def test_tvm_own_frontend_helpers_need_nothing(script: str) -> None:
          ("cuda", "other:tensorrt")),
         ("The compiled model does not match the PyTorch reference.", ("torch",)),
         ("Converting my ONNX model fails; ONNX Runtime gives the right answer.",
-         ("onnx", "onnxruntime")),
+         ("onnx", "other:onnxruntime")),
         ("Environment: Ubuntu 22.04, CUDA 12.1, LLVM 17", ()),  # a listed version is no need
         ("Compiling with target=\"cuda\" crashes", ("cuda",)),
         ("Thanks for participating! ### Expected behavior What you were expecting", ()),

@@ -34,6 +34,7 @@ from bot.fragments import (
     imports_only,
     never_bound,
     quoted_names,
+    read_before_bound,
     unbound_names,
 )
 from bot.models import Classification, Outcome, Reported, RunResult
@@ -53,6 +54,7 @@ from bot.tracebacks import (
     parse_errors,
     parse_last_error,
     pass_names,
+    raised_in_tvm,
     same_location,
     split_lines,
 )
@@ -374,7 +376,7 @@ def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | N
         return None
     for e in (err, *_chained_causes(run)):
         m = NAME_ERROR_RE.search(e.text) if e.short_type == "NameError" else None
-        if m and never_bound(script, m.group(1)):
+        if m and (never_bound(script, m.group(1)) or read_before_bound(script, m.group(1))):
             names = _unbound_first(script, m.group(1))
             return _fragment(names, normalize_paths(e.header), (normalize_paths(e.header),))
         if m and m.group(1) in MODULE_ALIASES:
@@ -529,16 +531,6 @@ def _innermost_script_frame(err: PyError) -> Frame | None:
     return next((f for f in reversed(err.frames) if f.kind == "script"), None)
 
 
-def _raised_in_tvm(err: PyError) -> bool:
-    """Any TVM frame after the script's last frame (TVM code was running when it failed)."""
-    seen_script = False
-    for f in reversed(err.frames):
-        if f.kind == "tvm":
-            return True
-        if f.kind == "script":
-            seen_script = True
-            break
-    return not seen_script and any(f.kind == "tvm" for f in err.frames)
 
 
 
@@ -663,7 +655,7 @@ def _classify_error(
         if am and is_tvm_name(am.group(1)):
             mod, attr = am.group(1), am.group(2)
             script_refers = frame is not None and attr in frame.source
-            if script_refers or not _raised_in_tvm(err):
+            if script_refers or not raised_in_tvm(err):
                 return _api_mismatch(err, f"{mod}.{attr}", ev)
         om = OBJECT_ATTR_RE.search(text)
         if om:
@@ -687,7 +679,7 @@ def _classify_error(
     # TVM says the form the script uses is gone (a removed target-string form, a dropped
     # argument): another TVM API, not a bug in this one.
     if REMOVED_FORM_RE.search(err.message) and (
-        _raised_in_tvm(err) or is_tvm_name(err.type)
+        raised_in_tvm(err) or is_tvm_name(err.type)
         or short in {"TVMError", "DiagnosticError", "ScheduleError", "ParserError"}
     ):
         return Classification(
@@ -700,7 +692,7 @@ def _classify_error(
 
     # The script's own device check failed ("assert dev.exist", "raise RuntimeError('no GPU')").
     if any(n in GPU_DEVICES for n in needs) and not _worker_has_gpu(env) and frame is not None:
-        own = err.frames[-1] is frame and not _raised_in_tvm(err)
+        own = err.frames[-1] is frame and not raised_in_tvm(err)
         if own and (
             (short == "AssertionError" and EXIST_CHECK_RE.search(frame.source))
             or (short not in SCRIPT_ERROR_TYPES and DEVICE_WORD_RE.search(err.message))
@@ -726,7 +718,7 @@ def _classify_error(
         and err.frames[-1] is frame
         and (frame.source.startswith(("raise", "sys.exit", "exit(")) or not frame.source)
         and WRONG_RESULT_RE.search(err.message)
-        and not _raised_in_tvm(err)
+        and not raised_in_tvm(err)
     ):
         return Classification(
             Outcome.WRONG_RESULT,
@@ -751,7 +743,7 @@ def _classify_error(
     if (
         is_tvm_name(err.type)
         or short in {"TVMError", "DiagnosticError", "ScheduleError", "ParserError"}
-        or _raised_in_tvm(err)
+        or raised_in_tvm(err)
     ):
         extra = next((ln.strip() for ln in err.lines if ln.startswith("Error message:")), "")
         if extra and extra not in ev:

@@ -249,6 +249,30 @@ def never_bound(script: str, name: str) -> bool:
     return u.sure or not any(name in _WORD_RE.findall(s) for s in u.strings)
 
 
+def read_before_bound(script: str, name: str) -> bool:
+    """At module level, ``name`` is read by the statement that first binds it or before any
+    statement binds it (``mod = seq(mod)`` with no ``mod`` above): a part of a longer program,
+    whatever the statements above it do."""
+    tree = _parse(script)
+    if tree is None or _known(name):
+        return False
+    bound_before: set[str] = set()
+    for stmt in tree.body:
+        scan = _Scan()
+        try:
+            scan.visit(stmt)
+        except RecursionError:
+            return False
+        if name in _read_before_bound(stmt, bound_before):
+            return True
+        if name in scan.bound:
+            return False
+        if any(top and n == name for n, top in scan.loads):
+            return True
+        bound_before |= scan.bound
+    return False
+
+
 def fragment_at_start(script: str) -> tuple[str, ...]:
     """The never-bound names a script reads before it runs anything: the first module-level
     statement that reads one comes before any statement that calls something (only imports,
@@ -260,6 +284,7 @@ def fragment_at_start(script: str) -> tuple[str, ...]:
     if not u.sure or tree is None:
         return ()
     never = set(u.module_level)
+    forgot = _forgotten_imports(tree)
     bound_before: set[str] = set()
     for stmt in tree.body:
         scan = _Scan()
@@ -272,10 +297,23 @@ def fragment_at_start(script: str) -> tuple[str, ...]:
             return ()
         if here:
             return tuple(dict.fromkeys([*here, *u.module_level]))
-        if _calls_at_module_level(stmt):
+        if _calls_at_module_level(stmt) and not forgot:
             return ()
+        # (with its imports forgotten the script stops at its first use of a module anyway:
+        # what matters is whether the imports are all it lacks, so the scan goes on)
         bound_before |= scan.bound
     return ()
+
+
+def _forgotten_imports(tree: ast.Module) -> bool:
+    """The script reads a module's usual name (``tvm``, ``relax``, ``np``) at module level and
+    imports or binds it nowhere: a paste without its import lines."""
+    scan = _Scan()
+    try:
+        scan.visit(tree)
+    except RecursionError:
+        return False
+    return any(top and n in MODULE_ALIASES and n not in scan.bound for n, top in scan.loads)
 
 
 def _read_before_bound(stmt: ast.stmt, bound_before: set[str]) -> list[str]:

@@ -45,6 +45,7 @@ from bot.tracebacks import (
     normalize_paths,
     parse_errors,
     parse_last_error,
+    raised_in_tvm,
 )
 from bot.vocabulary import (
     ACTUAL_LINE_RE,
@@ -429,7 +430,46 @@ def _error_line(lines: list[_Line]) -> Reported | None:
             # ['mm.default']"), its traceback cut: TVM's refusal, not the script's own check.
             return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
         return Reported(Outcome.WRONG_RESULT, signature=sig, evidence=ev)
+    if _raised_in_own_code(lines, index, etype, msg):
+        return Reported(Outcome.PYTHON_ERROR, signature=sig, evidence=ev)
     return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
+
+
+# A line a reporter puts where they cut frames out of a traceback.
+_ELIDED_RE = re.compile(r"^\s*(?:\.{3,}|…|\[\.{3}\]|<\s*\.\.\.|\(\s*\.\.\.)")
+
+
+# A source line that calls into TVM (through its usual names): the error may come from there.
+_TVMISH_CALL_RE = re.compile(r"\b(?:tvm|relax|tir|te|topi|relay|R|T|bb|vm|sch)\s*[.\[]")
+_TVM_ERROR_TYPES = frozenset(
+    {"TVMError", "InternalError", "DiagnosticError", "ScheduleError", "ParserError"})
+
+
+def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) -> bool:
+    """The pasted traceback is whole (no frames cut out), has two or more frames, all in the
+    reporter's own files, and its last line of code is plain Python (no call into TVM): the
+    reporter's own code raised it (a helper module's parser), as a run of it would show. A
+    lone ``<module>`` frame proves nothing: a C function called from that line may have raised
+    (TVM's own errors come through TVM's FFI frames when nothing was cut).
+    """
+    if is_tvm_name(etype) or etype.rsplit(".", 1)[-1] in _TVM_ERROR_TYPES or "Check failed" in msg:
+        return False
+    start = index
+    while start > 0 and index - start < 80 and not _TB_HEAD_RE.match(lines[start].text):
+        start -= 1
+    if not _TB_HEAD_RE.match(lines[start].text):
+        return False
+    block = [ln.text for ln in lines[start : index + 1]]
+    if any(_ELIDED_RE.match(t) for t in block):
+        return False
+    err = parse_last_error("\n".join(block))
+    if err is None or len(err.frames) < 2 or raised_in_tvm(err):
+        return False
+    last = err.frames[-1]
+    if not all(f.kind == "script" for f in err.frames):
+        return False
+    # (a line also in the script is not among the reporter's lines: its source may be gone)
+    return not _TVMISH_CALL_RE.search(last.source) if last.source else last.func != "<module>"
 
 
 # A C++ frame of TVM in a Python traceback (``File "<unknown>", line 0, in tvm::...``), in an

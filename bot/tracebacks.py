@@ -83,6 +83,18 @@ def frame_kind(path: str) -> str:
     return "script"
 
 
+def raised_in_tvm(err: PyError) -> bool:
+    """Any TVM frame after the script's last frame (TVM code was running when it failed)."""
+    seen_script = False
+    for f in reversed(err.frames):
+        if f.kind == "tvm":
+            return True
+        if f.kind == "script":
+            seen_script = True
+            break
+    return not seen_script and any(f.kind == "tvm" for f in err.frames)
+
+
 def normalize_paths(text: str) -> str:
     """Replace the worker's install paths with ``<site-packages>/`` (stable, and private):
     ``/usr/lib/python3/site-packages/tvm/x.py`` -> ``<site-packages>/tvm/x.py``.

@@ -151,6 +151,33 @@ ROWS += [
         "[Bug] gather ignores batch_dims", "```python\n" + SCRIPT + "```\n", author="a",
         comments=(Comment("a", "The trigger is the second axis. A workaround that works:\n\n"
                           "```python\n" + _REDUCED + "```\n"),)), SCRIPT),
+    # "What works: A ... what fails: B": the first block offered as working yields to B.
+    ("first block offered as working, then the failing one", Issue(
+        "[Bug] split", "Spelling out all axes works:\n\n```python\n" + SCRIPT
+        + "```\nprints `(2, 7)`.\n\nGiving only the last pair:\n\n```python\n" + _REDUCED
+        + "```\n\nfails with a Check failed.\n", author="a"), _REDUCED),
+    ("first block that should work is still the repro", Issue(
+        "[Bug] split", "This should work, as in numpy:\n\n```python\n" + SCRIPT
+        + "```\n\nAnd this is what numpy gives:\n\n```python\n" + _REDUCED + "```\n",
+        author="a"), SCRIPT),
+    ("both blocks offered as working: the first stays", Issue(
+        "[Bug] split", "This works:\n\n```python\n" + SCRIPT + "```\n\nThis works too:\n\n"
+        "```python\n" + _REDUCED + "```\n\nbut the model fails.\n", author="a"), SCRIPT),
+    # "I can't share the original model" is about data: the whole script below is the repro.
+    ("cannot share the model, the script is whole", Issue(
+        "[Bug] conv2d", "The inputs are dumped to x.npz (I can't share the original model).\n\n"
+        "```python\n" + SCRIPT + "```\n", author="a"), SCRIPT),
+    ("cannot share the code: what is shown is partial", Issue(
+        "[Bug] conv2d", "I can't share the full code, but the gist is:\n\n```python\n"
+        + SCRIPT + "```\n", author="a"), None),
+    # The file shown by the shell's own command before it is run: cat, Get-Content, type.
+    ("PowerShell: Get-Content of the file, then python", Issue(
+        "[Bug] int64 sum on Windows", "```powershell\n(venv) PS C:\\w> Get-Content .\\repro.py\n"
+        + _REDUCED + "(venv) PS C:\\w> python repro.py\nAssertionError\n```\n", author="a"),
+     _REDUCED),
+    ("cmd: type of the file, then python", Issue(
+        "[Bug] int64 sum on Windows", "```\nC:\\w> type repro.py\n" + _REDUCED
+        + "C:\\w> python repro.py\nAssertionError\n```\n", author="a"), _REDUCED),
     ("session traceback from the user's own code", Issue(
         "x fails", "Traceback (most recent call last):\n"
         '  File "<stdin>", line 1, in <module>\n'

@@ -182,7 +182,31 @@ AT_START_TABLE = [
     ("def f():\n    return mod\n", ()),
     # a decorator runs at import: it is a call
     ("import tvm\n@tvm.register_func('x')\ndef f():\n    pass\nprint(mod)\n", ()),
+    # imports forgotten AND `mod` read before it is bound: more than the imports is missing
+    ("seq = tvm.transform.Sequential([relax.transform.FuseOps()])\nmod = seq(mod)\n",
+     ("mod",)),
+    # imports forgotten, nothing else missing: the script's own slip, it runs (and fails)
+    ("seq = tvm.transform.Sequential([])\nmod = tvm.IRModule()\nmod = seq(mod)\n", ()),
 ]
+
+
+# (script, name, read at module level before anything binds it)
+READ_BEFORE_TABLE = [
+    ("import tvm\nseq = tvm.transform.Sequential([])\nmod = seq(mod)\n", "mod", True),
+    ("import tvm\nprint(mod)\nmod = 1\n", "mod", True),
+    ("import tvm\nmod = tvm.IRModule()\nmod = seq(mod)\n", "mod", False),
+    # only a function reads it, and it is bound before any call could matter
+    ("import tvm\ndef f():\n    return mod\nmod = 1\nprint(f())\n", "mod", False),
+    # a module's usual name is a forgotten import, not a missing part
+    ("np = np\n", "np", False),
+]
+
+
+@pytest.mark.parametrize(("script", "name", "expected"), READ_BEFORE_TABLE)
+def test_read_before_bound(script: str, name: str, expected: bool) -> None:
+    from bot.fragments import read_before_bound
+
+    assert read_before_bound(script, name) is expected
 
 
 @pytest.mark.parametrize(("script", "names"), AT_START_TABLE)

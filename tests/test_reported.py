@@ -23,6 +23,42 @@ def body(text: str) -> str:
 
 # (title, text after the repro, expected outcome, expected piece of the signature)
 TABLE = [
+    # A whole traceback through the reporter's own helper modules only: their code raised it.
+    (
+        "[Bug] relax benchmark fails with ValueError after moving to 0.27",
+        "```\nTraceback (most recent call last):\n"
+        '  File "/home/u/bench/run.py", line 22, in <module>\n'
+        '    inputs = make_inputs(["64x128", "128,32"])\n'
+        '  File "/home/u/bench/util.py", line 6, in parse_shape\n'
+        '    return tuple(int(s) for s in spec.split("x"))\n'
+        "ValueError: invalid literal for int() with base 10: '128,32'\n```",
+        Outcome.PYTHON_ERROR,
+        "invalid literal for int()",
+    ),
+    # ... not when its last line calls into TVM ...
+    (
+        "[Bug] relax benchmark fails",
+        "```\nTraceback (most recent call last):\n"
+        '  File "/home/u/bench/run.py", line 22, in <module>\n'
+        "    out = run(mod)\n"
+        '  File "/home/u/bench/util.py", line 9, in run\n'
+        '    ex = tvm.compile(mod, target="llvm")\n'
+        "ValueError: the target llvm is not enabled\n```",
+        Outcome.TVM_ERROR,
+        "target llvm is not enabled",
+    ),
+    # ... nor when the reporter cut frames out ("...").
+    (
+        "[Bug] relax benchmark fails",
+        "```\nTraceback (most recent call last):\n"
+        '  File "/home/u/bench/run.py", line 22, in <module>\n'
+        "    out = run(mod)\n  ...\n"
+        '  File "/home/u/bench/util.py", line 6, in parse_shape\n'
+        '    return tuple(int(s) for s in spec.split("x"))\n'
+        "ValueError: bad shape\n```",
+        Outcome.TVM_ERROR,
+        "bad shape",
+    ),
     # The title says segfault, the pasted traceback ends in an exception and shows no crash:
     # the traceback is what the reporter saw ...
     (

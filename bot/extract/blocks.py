@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from bot.extract.candidates import Code, classify_block
@@ -7,6 +8,7 @@ from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
 from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
     ENV_SECTION_RE,
+    FAILS_INTRO_RE,
     INCOMPLETE_RE,
     IR_HEADER_RE,
     RESULT_SECTION_RE,
@@ -126,9 +128,13 @@ def pick_primary(scripts: list[Code]) -> Code | None:
     # Code under "Expected/Actual behavior" (a quoted line, the output) comes after code
     # elsewhere, e.g. under "Steps to reproduce".
     elsewhere = any(not RESULT_SECTION_RE.match(c.block.section) for c in scripts)
+    # "What works: ... What fails: ...": a first block offered as the working one yields to a
+    # later script that is not offered as working too.
+    first_works = _offered_as_working(first) and len(scripts) > 1
     # "EDIT: the real repro is below", "a smaller example:": a later block that the text offers
     # in place of the one above comes first.
     scripts = sorted(scripts, key=lambda c: (
+        c is first and first_works,
         not (c is not first and bool(SMALLER_RE.search(last_paragraph(c.block.prose)))),
         elsewhere and bool(RESULT_SECTION_RE.match(c.block.section)),
         not has_import(c.tree),
@@ -139,6 +145,17 @@ def pick_primary(scripts: list[Code]) -> Code | None:
             continue  # a version print under "Environment"
         return c
     return scripts[0]
+
+
+def _offered_as_working(c: Code) -> bool:
+    """The text right above the block says it works, and nothing about failing."""
+    intro = last_paragraph(c.block.prose)
+    return bool(VARIANT_RE.search(intro)) and not FAILS_INTRO_RE.search(intro) and not \
+        _EXPECTATION_RE.search(intro)
+
+
+# "This should work:", "I expect this to pass:": what the author expects, not what happened.
+_EXPECTATION_RE = re.compile(r"\b(?:should|expect\w*|supposed|would|must)\b", re.I)
 
 
 def finish(src: Source, chain: list[Code], *, n_scripts: int) -> tuple[Repro | None, Notes]:

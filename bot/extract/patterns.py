@@ -186,11 +186,22 @@ VARIANT_RE = Pattern(
     re.I,
 )
 
+# An intro that says the block fails ("What fails:", "this one crashes", "doesn't work"):
+# with VARIANT_RE, tells "what works: A ... what fails: B" apart.
+FAILS_INTRO_RE = Pattern(
+    r"\b(?:fails?|failing|failed|crash(?:es|ed|ing)?|segfaults?|errors?|breaks?|broken|wrong|"
+    r"raises?|throws?|does(?:n'?t| not) work|not working|hangs?)\b",
+    re.I,
+)
+
 INCOMPLETE_RE = Pattern(
     r"\bnot (?:copying|pasting|including|posting|sharing|showing) (?:it|them|that|all|here|"
     r"the (?:whole|full|entire|rest|code|model|script|program))\b|"
     r"\b(?:can'?t|cannot|could not|couldn'?t|unable to) (?:share|post|include|paste|disclose|"
-    r"release) (?:the|my|it|all|this|our)\b|"
+    r"release) (?:the|my|it|all|this|our)\b"
+    # (not the model or data: "I can't share the original model" above a whole script)
+    r"(?! (?:\w+ )?(?:models?|weights?|data(?:set)?|checkpoints?|inputs?|files?|tensors?|"
+    r"images?)\b)|"
     r"\b(?:rest|part|parts|remainder) of (?:the|my|our) (?:code|script|model|program) "
     r"(?:is |are |was |were )?(?:omitted|left out|not shown|not included)|"
     r"\b(?:left|cut) out\b|\bpseudo-?code\b|"
@@ -321,7 +332,11 @@ HEREDOC_HEAD_RE = Pattern(
     r"(?:\s+-)?)\s*<<-?\s*['\"]?(\w+)['\"]?"
 )
 
-CAT_RE = Pattern(rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|%|#)\s*cat\s+[\w./-]+\.py\s*$")
+# ``$ cat repro.py``; PowerShell's ``PS C:\x> Get-Content .\repro.py``; cmd's ``C:\x> type repro.py``
+CAT_RE = Pattern(
+    rf"^\s*(?:{VENV})?(?:{USER_AT_HOST}|\$|%|#|PS [^>]*>|[A-Za-z]:\\[^>]*>)\s*"
+    r"(?:cat|(?i:get-content)|gc|type|more)\s+[\w./\\~:-]+\.py\s*$"
+)
 
 FILE_NAME = (r"[\w./\\~-]*[\w-]\.(?:onnx|pt|pth|pb|pbtxt|tflite|h5|keras|npy|npz|txt|json|"
               r"params|so|tar|bin|pkl|pickle|csv|jpg|jpeg|png|mlir|ll|bc|ckpt|safetensors|"

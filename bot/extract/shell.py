@@ -10,6 +10,7 @@ from bot.extract.patterns import (
     ENV_SECTION_RE,
     HEREDOC_HEAD_RE,
     PLAIN_TAGS,
+    PROMPT_LINE_RE,
     PY_DASH_C_RE,
     PY_REPL_RE,
     PY_TAGS,
@@ -48,7 +49,8 @@ def shell_file(text: str, label: str) -> Repro | None:
             if CAT_RE.match(ln):
                 body: list[str] = []
                 for nxt in lines[k + 1 :]:
-                    if SHELL_LINE_RE.match(nxt) or re.match(r"^\s*\$\s*$", nxt):
+                    if SHELL_LINE_RE.match(nxt) or PROMPT_LINE_RE.match(nxt) or re.match(
+                            r"^\s*\$\s*$", nxt):
                         break
                     body.append(nxt)
                 code = "\n".join(body)

@@ -250,9 +250,10 @@ def never_bound(script: str, name: str) -> bool:
 
 
 def read_before_bound(script: str, name: str) -> bool:
-    """At module level, ``name`` is read by the statement that first binds it or before any
-    statement binds it (``mod = seq(mod)`` with no ``mod`` above): a part of a longer program,
-    whatever the statements above it do."""
+    """At module level, the statement that first binds ``name`` reads it first (``mod =
+    seq(mod)`` with no ``mod`` above): the value comes from a part of a longer program that
+    is not there, whatever the statements above do. (Read in one statement and bound in a
+    later one is the script's own ordering bug, not a fragment.)"""
     tree = _parse(script)
     if tree is None or _known(name):
         return False
@@ -267,8 +268,6 @@ def read_before_bound(script: str, name: str) -> bool:
             return True
         if name in scan.bound:
             return False
-        if any(top and n == name for n, top in scan.loads):
-            return True
         bound_before |= scan.bound
     return False
 

@@ -20,6 +20,10 @@ ROWS = [
      "    y = f(\n        1,\n", HEAD, 4),
     ("a def with no body at the end", HEAD + "def main():\n", HEAD, 4),
     ("a docstring never closed", HEAD + 's = """abc\nmore text\n', HEAD, 4),
+    ("a string cut on the last line", HEAD + 'R.func_attr({"Composite": "relu", "Primitiv\n',
+     HEAD, 4),
+    ("an unterminated string mid-file: the script's own error", HEAD + 's = "abc\nprint(1)\n'
+     'print(2)\nprint(3)\n', HEAD + 's = "abc\nprint(1)\nprint(2)\nprint(3)\n', 0),
     # should not cut:
     ("a whole script", HEAD + "print(x)\n", HEAD + "print(x)\n", 0),
     ("Python 2 print mid-file: the script's own error", HEAD + "print x\nprint(1)\n",
@@ -71,3 +75,20 @@ def test_a_cut_script_that_passes_is_inconclusive(cls: Classification, cut_at: i
     assert got.verdict == verdict
     if cut_at and cls.outcome == Outcome.PASSED:
         assert "cut off at line 4" in got.evidence[-1]
+
+
+def test_a_fence_cut_off_with_the_text_is_still_the_repro() -> None:
+    """The stored text ends inside the script (and its fence is never closed): the complete
+    statements before the cut are the repro; an unlabelled fence counts when they import."""
+    body = ("### Steps to reproduce\n\n```\nimport tvm\nfrom tvm.script import relax as R\n\n"
+            "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((10,), "
+            '"float32")):\n        R.func_attr({"Composite": "relu", "Primitiv')
+    repro = extract_repro(Issue("[Bug] segfault", body, author="a"))
+    assert repro.found and repro.cut_at == 4
+    assert repro.script == "import tvm\nfrom tvm.script import relax as R\n"
+
+
+def test_a_broken_block_that_is_not_cut_is_not_taken_for_a_cut_one() -> None:
+    body = "```\nimport tvm\nx = = 1\nprint(x)\n```\n"
+    repro = extract_repro(Issue("[Bug] x", body, author="a"))
+    assert repro.cut_at == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from bot.extract.cutoff import cut_tail
 from bot.extract.markdown import Block, Source, is_quoted, last_paragraph
 from bot.extract.patterns import (
     NOT_OUTPUT_LABEL_RE,
@@ -28,6 +29,7 @@ from bot.extract.pysyntax import (
     is_defs_only,
     is_ir_dump,
     looks_like_error_message,
+    parse_py,
     python_of,
     value_like,
 )
@@ -44,12 +46,29 @@ class Code:
     interactive: bool = False
 
 
+def _cut_script(block: Block) -> Code | None:
+    """A fenced script whose paste ends inside its last statement (the fence cut off with the
+    text): a script by its complete statements, which begin with imports. The code stays
+    whole: ``bot.extract.cutoff.with_cut_tail`` cuts it, and says so, once it is the repro."""
+    if not block.fenced:
+        return None
+    code = dedent(block.text)
+    prefix, cut_at, _ = cut_tail(code)
+    tree = parse_py(prefix) if cut_at else None
+    if tree is None or not has_import(tree) or not STRONG_START_RE.match(prefix.lstrip()):
+        return None
+    return Code(block, code, tree, "script")
+
+
 def classify_block(block: Block) -> Code | None:
     lang = block.lang
     if lang not in PY_TAGS and lang not in PLAIN_TAGS:
         return None
     got = python_of(block.text)
     if got is None:
+        cut = _cut_script(block)
+        if cut is not None:
+            return cut
         first = next((ln for ln in block.text.split("\n") if ln.strip()), "")
         if (
             lang in PY_TAGS

@@ -26,6 +26,7 @@ _AT_EOF = (
     "unexpected EOF",
     "expected an indented block",
     "unterminated triple-quoted string",
+    "unterminated string literal",  # (only on the last line: a string cut with the paste)
 )
 # How many statement starts (lines at column 0) are tried, from the end, for the longest prefix
 # that parses: bounds the work on a hostile paste.

@@ -11,7 +11,7 @@ MAX_BODY = 65_536  # GitHub's limit on an issue body, in characters
 SPECIAL_CHARS = "\\^$.|?*+()[]{}-#`~>_!<=&'\":;,@%/ \t\n\r"
 PAIRS = ("\r\n", "`\n", "[]", "()", "> ", "- ", "#\n", "*_", "![", "](", "<>", ">>>\n", ">>> ",
          "... ", "\\`", "$ ", "a(", "x\n", " \n", "```\n", "~~~\n", "```python\n", "import tvm\n",
-         "    \n", "\t\n", "<pre>", "&quot;", "@T.", "python -c ", "python a.py ",
+         "    \n", "\t\n", "<pre>", "<!--", "&quot;", "@T.", "python -c ", "python a.py ",
          'File "x.py", line 1\n', "Traceback (most recent call last)\n", "### Environment\n")
 
 

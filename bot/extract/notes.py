@@ -68,6 +68,24 @@ def merge(a: Notes, b: Notes) -> Notes:
     )
 
 
+def html_comments(text: str) -> int:
+    """How many ``<!-- ... -->`` comments close on the line they open on (by ``str.find``:
+    linear, whatever the text)."""
+    n = 0
+    for line in text.split("\n"):
+        i = 0
+        while True:
+            a = line.find("<!--", i)
+            if a < 0:
+                break
+            b = line.find("-->", a + 4)
+            if b < 0:
+                break  # (no later "<!--" on this line can close either)
+            n += 1
+            i = b + 3
+    return n
+
+
 def notes_of(src: Source) -> Notes:
     """What a text without a script shows instead: error output, attachments, commands that run
     files the issue does not hold, template text, code in other languages."""
@@ -98,7 +116,7 @@ def notes_of(src: Source) -> Notes:
         attachments=attachments,
         test_commands=tuple(dict.fromkeys(tests)),
         file_commands=tuple(dict.fromkeys(files)),
-        template=src.name == "body" and len(TEMPLATE_RE.findall(text)) >= 2,
+        template=src.name == "body" and len(TEMPLATE_RE.findall(text)) + html_comments(text) >= 2,
         other_code=any(b.lang and b.lang not in PY_TAGS | PLAIN_TAGS | SHELL_TAGS for b in blocks),
         native=native,
     )

@@ -82,6 +82,7 @@ from bot.vocabulary import (
     SIGNAL_NAMES,
     TESTING_MSG_RE,
     TESTING_PATH_RE,
+    TVM_ERROR_TYPES,
     WRAPPER_TYPES,
     WRONG_RESULT_RE,
     device_absent,
@@ -680,7 +681,7 @@ def _classify_error(
     # argument): another TVM API, not a bug in this one.
     if REMOVED_FORM_RE.search(err.message) and (
         raised_in_tvm(err) or is_tvm_name(err.type)
-        or short in {"TVMError", "DiagnosticError", "ScheduleError", "ParserError"}
+        or short in TVM_ERROR_TYPES
     ):
         return Classification(
             Outcome.API_MISMATCH,
@@ -742,7 +743,7 @@ def _classify_error(
     # 6. Any other error raised inside TVM.
     if (
         is_tvm_name(err.type)
-        or short in {"TVMError", "DiagnosticError", "ScheduleError", "ParserError"}
+        or short in TVM_ERROR_TYPES
         or raised_in_tvm(err)
     ):
         extra = next((ln.strip() for ln in err.lines if ln.startswith("Error message:")), "")

@@ -45,7 +45,6 @@ from bot.tracebacks import (
     normalize_paths,
     parse_errors,
     parse_last_error,
-    raised_in_tvm,
 )
 from bot.vocabulary import (
     ACTUAL_LINE_RE,
@@ -74,6 +73,7 @@ from bot.vocabulary import (
     TEMPLATE_LINE_RE,
     TEMPLATE_PROSE_RE,
     TVM_DIAG_RES,
+    TVM_ERROR_TYPES,
     WRONG_TITLE_RE,
     ends_in_result_check,
     is_tvm_name,
@@ -441,8 +441,6 @@ _ELIDED_RE = re.compile(r"^\s*(?:\.{3,}|…|\[\.{3}\]|<\s*\.\.\.|\(\s*\.\.\.)")
 
 # A source line that calls into TVM (through its usual names): the error may come from there.
 _TVMISH_CALL_RE = re.compile(r"\b(?:tvm|relax|tir|te|topi|relay|R|T|bb|vm|sch)\s*[.\[]")
-_TVM_ERROR_TYPES = frozenset(
-    {"TVMError", "InternalError", "DiagnosticError", "ScheduleError", "ParserError"})
 
 
 def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) -> bool:
@@ -452,7 +450,9 @@ def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) ->
     lone ``<module>`` frame proves nothing: a C function called from that line may have raised
     (TVM's own errors come through TVM's FFI frames when nothing was cut).
     """
-    if is_tvm_name(etype) or etype.rsplit(".", 1)[-1] in _TVM_ERROR_TYPES or "Check failed" in msg:
+    short = etype.rsplit(".", 1)[-1]
+    if is_tvm_name(etype) or short in TVM_ERROR_TYPES or short == "InternalError" or \
+            "Check failed" in msg:
         return False
     start = index
     while start > 0 and index - start < 80 and not _TB_HEAD_RE.match(lines[start].text):
@@ -463,11 +463,9 @@ def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) ->
     if any(_ELIDED_RE.match(t) for t in block):
         return False
     err = parse_last_error("\n".join(block))
-    if err is None or len(err.frames) < 2 or raised_in_tvm(err):
+    if err is None or len(err.frames) < 2 or not all(f.kind == "script" for f in err.frames):
         return False
     last = err.frames[-1]
-    if not all(f.kind == "script" for f in err.frames):
-        return False
     # (a line also in the script is not among the reporter's lines: its source may be gone)
     return not _TVMISH_CALL_RE.search(last.source) if last.source else last.func != "<module>"
 

@@ -203,6 +203,8 @@ SCRIPT_ERROR_TYPES = frozenset(
     {"NameError", "SyntaxError", "IndentationError", "TabError", "UnboundLocalError"}
 )
 WRAPPER_TYPES = frozenset({"DiagnosticError", "ParserError", "TVMError", "RuntimeError"})
+# Exception types only TVM raises (by their short name): an error of TVM's, whatever its frames.
+TVM_ERROR_TYPES = frozenset({"TVMError", "DiagnosticError", "ScheduleError", "ParserError"})
 
 
 def required_package(text: str) -> str | None:

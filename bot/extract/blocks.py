@@ -147,15 +147,15 @@ def pick_primary(scripts: list[Code]) -> Code | None:
     return scripts[0]
 
 
+# "This should work:", "I expect this to pass:": what the author expects, not what happened.
+_EXPECTATION_RE = re.compile(r"\b(?:should|expect\w*|supposed|would|must)\b", re.I)
+
+
 def _offered_as_working(c: Code) -> bool:
     """The text right above the block says it works, and nothing about failing."""
     intro = last_paragraph(c.block.prose)
     return bool(VARIANT_RE.search(intro)) and not FAILS_INTRO_RE.search(intro) and not \
         _EXPECTATION_RE.search(intro)
-
-
-# "This should work:", "I expect this to pass:": what the author expects, not what happened.
-_EXPECTATION_RE = re.compile(r"\b(?:should|expect\w*|supposed|would|must)\b", re.I)
 
 
 def finish(src: Source, chain: list[Code], *, n_scripts: int) -> tuple[Repro | None, Notes]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from bot.errors import ConfigError
+from bot.records import field, record
 
 KIND_RELEASE = "release"
 KIND_SOURCE = "source"
@@ -44,7 +44,7 @@ _TVM_PIN_RE = re.compile(r"^apache-tvm\s*==\s*([\w.+!-]+)$", re.IGNORECASE)
 SETTINGS_KEYS = ("dir", "default", "update_every")
 
 
-@dataclass(frozen=True)
+@record
 class BuildInfo:
     """One build as ``builds list`` shows it, or one install of it (``tasks.builder``)."""
 
@@ -103,7 +103,7 @@ class BuildInfo:
         )
 
 
-@dataclass(frozen=True)
+@record
 class BuildSpec:
     """How to make a build: pip specs (release) or a git repository and ref (source)."""
 
@@ -137,7 +137,7 @@ class BuildSpec:
         )
 
 
-@dataclass(frozen=True)
+@record
 class BuildsConfig:
     """The ``builds:`` section of reprobot.yml."""
 

@@ -11,12 +11,12 @@ import math
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from bot.builds import BuildsConfig, parse_builds_section
 from bot.errors import ConfigError
+from bot.records import field, field_names, is_record, record, replace
 from bot.runs import RunLimits
 
 SANDBOX_BACKENDS = ("bwrap", "docker", "none")
@@ -28,7 +28,7 @@ _PLACEHOLDERS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record
 class TvmConfig:
     """The `tvm:` section: the interpreter that runs the repros."""
 
@@ -38,7 +38,7 @@ class TvmConfig:
     pass_env: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class SandboxConfig:
     """The `sandbox:` section: the backend, the run limits, the uid, the warm start."""
 
@@ -51,7 +51,7 @@ class SandboxConfig:
     warm_start: bool = True
 
 
-@dataclass(frozen=True)
+@record
 class GitHubConfig:
     """The `github:` section: the API URL and the App's or token's credentials."""
 
@@ -62,7 +62,7 @@ class GitHubConfig:
     webhook_secret: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class FilterConfig:
     """The `filters:` section: which repositories and issues are triaged."""
 
@@ -73,7 +73,7 @@ class FilterConfig:
     title_prefixes: tuple[str, ...] = ("[Bug]",)
 
 
-@dataclass(frozen=True)
+@record
 class ServiceConfig:
     """The `service:` section: Redis, cool-downs, history and redelivery."""
 
@@ -95,7 +95,7 @@ class ServiceConfig:
     redelivery_sweep_s: int = 600
 
 
-@dataclass(frozen=True)
+@record
 class DashboardConfig:
     """Who may see the dashboard and /api/* (bot.auth): none | token | github.
 
@@ -119,7 +119,7 @@ class DashboardConfig:
     metrics_public: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class RetestConfig:
     """Re-testing open issues when a new main build becomes current."""
 
@@ -129,7 +129,7 @@ class RetestConfig:
     per_hour: int = 200
 
 
-@dataclass(frozen=True)
+@record
 class BisectConfig:
     """The `bisect:` section: how far a bisection between main builds may go."""
 
@@ -137,7 +137,7 @@ class BisectConfig:
     max_steps: int = 8
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     """The whole configuration, read once at the entry point (``load_config``)."""
 
@@ -298,8 +298,8 @@ def _section(cls: Any, data: dict[str, Any], name: str) -> Any:
     raw = data.get(name) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"config section '{name}' must be a mapping")
-    known = {f.name: f for f in fields(cls)}
-    unknown = set(raw) - set(known)
+    known = set(field_names(cls))
+    unknown = set(raw) - known
     if unknown:
         raise ConfigError(f"unknown keys in '{name}': {', '.join(sorted(unknown))}")
     kwargs: dict[str, Any] = {}
@@ -317,7 +317,7 @@ def _sandbox(raw: Any) -> SandboxConfig:
     if not isinstance(limits_raw, dict):
         raise ConfigError("config section 'sandbox.limits' must be a mapping")
     base = _section(SandboxConfig, {"sandbox": raw}, "sandbox")
-    known = {f.name for f in fields(RunLimits)}
+    known = set(field_names(RunLimits))
     unknown = set(limits_raw) - known
     if unknown:
         raise ConfigError(f"unknown keys in 'sandbox.limits': {', '.join(sorted(unknown))}")
@@ -422,13 +422,13 @@ def check_number(name: str, value: Any, key: str | None = None) -> None:
 
 
 def validate_numbers(cfg: Any, where: str = "") -> None:
-    """Check every int and float field of the (nested) configuration dataclasses."""
-    for f in fields(cfg):
-        value = getattr(cfg, f.name)
-        name = f"{where}{f.name}"
+    """Check every int and float field of the (nested) configuration records."""
+    for field_name in field_names(cfg):
+        value = getattr(cfg, field_name)
+        name = f"{where}{field_name}"
         if isinstance(value, bool):
             continue
         if isinstance(value, int | float):
             check_number(name, value)
-        elif hasattr(value, "__dataclass_fields__"):
+        elif is_record(value):
             validate_numbers(value, f"{name}.")

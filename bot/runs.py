@@ -7,11 +7,12 @@ re-exports both.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
+from bot.records import field_names, record
 
-@dataclass(frozen=True)
+
+@record
 class RunLimits:
     """What one run may use: wall time, memory, processes, output kept, disk."""
 
@@ -22,7 +23,7 @@ class RunLimits:
     disk_bytes: int = 1024**3
 
 
-@dataclass(frozen=True)
+@record
 class RunResult:
     """What one run of a script did. Produced by ``tasks.runner``; pure data."""
 
@@ -39,7 +40,7 @@ class RunResult:
     sandbox: str = ""  # backend that ran it: bwrap | docker | none
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in field_names(self)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:

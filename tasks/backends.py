@@ -27,12 +27,12 @@ import subprocess
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 from bot.config import SandboxConfig
 from bot.errors import InfraError
+from bot.records import field, record, replace
 from bot.runs import RunLimits, RunResult
 from tasks import sandbox as sb
 from tasks.watched import Watched, decode_shell_status, parse_status, setup_failure
@@ -40,7 +40,7 @@ from tasks.watched import Watched, decode_shell_status, parse_status, setup_fail
 HOST_ENV = {"PATH": sb.SANDBOX_PATH, "LANG": "C.UTF-8"}
 
 
-@dataclass(frozen=True)
+@record
 class RunSpec:
     """One run, as the runner asks for it."""
 
@@ -56,7 +56,7 @@ class RunSpec:
     warm: WarmFds | None = None
 
 
-@dataclass(frozen=True)
+@record
 class WarmFds:
     """The fds a warm start hands into the sandbox."""
 
@@ -72,7 +72,7 @@ def _warm_fds(spec: RunSpec) -> tuple[int, ...]:
     return () if spec.warm is None else (spec.warm.hook_zip, spec.warm.channel)
 
 
-@dataclass
+@record(frozen=False)
 class Launch:
     """What the runner starts and watches for one run (made by ``Sandbox.prepare``)."""
 
@@ -392,7 +392,6 @@ class DockerSandbox(Sandbox):
     def environment(self, python: str, run: Callable[..., RunResult]) -> dict[str, str]:
         """The interpreter lives in the image: the probe script runs in a container of it
         (remembered per image id and interpreter), through the runner's ``run``."""
-        from dataclasses import replace
 
         from tasks.probe import KEYS, PROBE_SCRIPT, PROBE_TIMEOUT_S
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import glob
-import hashlib
 import json
 import os
 import shlex
@@ -39,12 +38,13 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bot.errors import InfraError
+from bot.records import record
 from bot.runs import RunLimits
 
 # Paths inside the bwrap sandbox.
@@ -117,7 +117,7 @@ def child_env(
 # --------------------------------------------------------------------------- interpreter
 
 
-@dataclass(frozen=True)
+@record
 class Interpreter:
     """What the sandbox must make visible for one Python interpreter to run."""
 
@@ -158,11 +158,12 @@ def interpreter_layout(python: str, cache_dir: Path | None = None) -> Interprete
     if key in _layout_cache:
         return _layout_cache[key]
     disk = _layout_disk_path(cache_dir, exe, real, mtime)
-    info = _read_layout(disk) if disk is not None else None
+    disk_key = _layout_key(exe, real, mtime)
+    info = _read_layout(disk, disk_key) if disk is not None else None
     if info is None:
         info = _layout_probe(exe)
         if disk is not None:
-            _write_layout(disk, info)
+            _write_layout(disk, info, disk_key)
     dirs: list[str] = [os.path.dirname(exe), os.path.dirname(real)]
     for k in ("prefix", "base_prefix", "exec_prefix", "base_exec_prefix"):
         dirs.append(info[k])
@@ -195,26 +196,36 @@ def _layout_probe(exe: str) -> dict[str, Any]:
     return info
 
 
+def _layout_key(exe: str, real: str, mtime: float) -> str:
+    return f"layout-v2\0{exe}\0{real}\0{mtime}"
+
+
 def _layout_disk_path(cache_dir: Path | None, exe: str, real: str, mtime: float) -> Path | None:
+    """The cache file of an interpreter's layout. Its name is a checksum of the key (zlib's,
+    loaded already: hashlib would add 4 ms to every triage's start); the file holds the key
+    itself, so two keys with one name only cost a probe (:func:`_read_layout`)."""
     if cache_dir is None:
         return None
-    key = hashlib.sha256(f"layout-v1\0{exe}\0{real}\0{mtime}".encode()).hexdigest()[:32]
-    return Path(cache_dir) / f"layout-{key}.json"
+    key = _layout_key(exe, real, mtime).encode()
+    name = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}"
+    return Path(cache_dir) / f"layout-{name}.json"
 
 
-def _read_layout(path: Path) -> dict[str, Any] | None:
+def _read_layout(path: Path, key: str) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and "prefix" in data else None
+    if not isinstance(data, dict) or data.get("key") != key or "prefix" not in data:
+        return None
+    return data
 
 
-def _write_layout(path: Path, info: dict[str, Any]) -> None:
+def _write_layout(path: Path, info: dict[str, Any], key: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(info))
+        tmp.write_text(json.dumps({**info, "key": key}))
         os.replace(tmp, path)
     except OSError:
         pass  # a cache that cannot be written only costs time
@@ -368,10 +379,9 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     """A classic-BPF seccomp program (for ``bwrap --seccomp``): the syscalls above fail with
     EPERM, sockets of the families above with EAFNOSUPPORT; calls of another ABI (32-bit int
     0x80, x32) fail too; everything else is allowed."""
-    import platform
     import struct
 
-    m = machine or platform.machine()
+    m = machine or os.uname().machine  # (platform.machine(): the same, 5 ms of imports)
     if m not in _AUDIT_ARCH:
         return b""
     nrs = sorted(set(_DENIED_SYSCALLS[m].values()))
@@ -421,9 +431,7 @@ def docker_seccomp_profile(machine: str | None = None) -> dict[str, Any]:
     denies (:func:`seccomp_filter`: keyrings, bpf, perf, userfaultfd, io_uring, AF_VSOCK and
     AF_BLUETOOTH sockets...) plus namespace creation; everything else is allowed (the container
     has no capabilities and no new privileges)."""
-    import platform
-
-    m = machine or platform.machine()
+    m = machine or os.uname().machine
     names = sorted(_DENIED_SYSCALLS.get(m, _DENIED_SYSCALLS["x86_64"]))
     arch = {"x86_64": ["SCMP_ARCH_X86_64"], "aarch64": ["SCMP_ARCH_AARCH64"]}.get(m, [])
     rules: list[dict[str, Any]] = [
@@ -508,7 +516,7 @@ _GPU_PCI_CLASS_PREFIX = "0x03"
 _HIDE_SCAN_DEPTH = 4
 
 
-@dataclass(frozen=True)
+@record
 class GpuLayout:
     """What a GPU run binds: each a (host source, path in the sandbox) pair, all read-only
     except ``devices`` (device nodes, bound as devices)."""
@@ -856,7 +864,7 @@ def scratch_inodes(disk_bytes: int) -> int:
     return max(SCRATCH_MIN_INODES, int(disk_bytes) // SCRATCH_BYTES_PER_INODE)
 
 
-@dataclass
+@record(frozen=False)
 class UidLease:
     """A host uid held for one run (an flock on its lock file); ``release`` when done."""
 
@@ -930,7 +938,7 @@ def limits_wrapper_argv(scratch: str, limits: RunLimits, inner: Sequence[str], *
 # --------------------------------------------------------------------------- cgroups
 
 
-@dataclass
+@record(frozen=False)
 class Cgroup:
     """One per-run cgroup (v1: a dir in the memory and pids hierarchies; v2: one dir)."""
 
@@ -1007,7 +1015,7 @@ class Cgroup:
                     time.sleep(0.01)
 
 
-@dataclass(frozen=True)
+@record
 class CgroupSupport:
     """What this host's cgroups allow: the version and the parents of per-run cgroups."""
 

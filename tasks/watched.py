@@ -7,8 +7,8 @@ Below both ``tasks.runner`` (which watches every backend's run the same way) and
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
+from bot.records import field, record
 from bot.runs import RunResult
 from tasks import sandbox as sb
 
@@ -38,7 +38,7 @@ class _Tail:
         return data.decode("utf-8", errors="replace")
 
 
-@dataclass
+@record(frozen=False)
 class Watched:
     """What the watcher saw of one run: exit, time, output tails, status, limits hit."""
 

@@ -169,15 +169,14 @@ def test_sane_numbers_are_accepted(tmp_path: Path):
 
 def test_every_number_in_the_config_is_checked():
     """A numeric field that has no listed range still may not be negative or NaN."""
-    from dataclasses import dataclass, field
-
     from bot.config import validate_numbers
+    from bot.records import field, record
 
-    @dataclass(frozen=True)
+    @record
     class Later:
         some_new_limit_s: float = -1.0
 
-    @dataclass(frozen=True)
+    @record
     class Top:
         later: Later = field(default_factory=Later)
 

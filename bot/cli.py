@@ -16,13 +16,15 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from bot.config import SANDBOX_BACKENDS, Config, SandboxConfig, check_number, load_config
 from bot.errors import ReprobotError
 from bot.records import replace
 
+TYPE_CHECKING = False  # typing's, without importing typing (5 ms): see bot/records.py
 if TYPE_CHECKING:
+    from typing import Any
+
     from bot.service import ScriptRunner
 
 EXIT_BOT_ERROR = 2

@@ -12,12 +12,15 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from bot.builds import BuildsConfig, parse_builds_section
 from bot.errors import ConfigError
 from bot.records import field, field_names, is_record, record, replace
 from bot.runs import RunLimits
+
+TYPE_CHECKING = False  # typing's, without importing typing (5 ms): see bot/records.py
+if TYPE_CHECKING:
+    from typing import Any
 
 SANDBOX_BACKENDS = ("bwrap", "docker", "none")
 

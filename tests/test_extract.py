@@ -1748,3 +1748,60 @@ def test_an_import_time_failure_has_the_import_as_its_repro(body, script):
 def test_an_import_quoted_in_prose_without_any_error_shown_is_not_a_repro():
     body = "I usually start with \"import tvm\" and then build my model; how do I tune it?"
     assert not extract_repro(Issue(title="How to tune", body=body, author="a")).found
+
+
+def test_a_driver_block_introduced_with_but_after_what_works_is_joined() -> None:
+    """"X prints fine and Y passes. But compiling it:" — the block after the turn is what
+    fails, not a working variant: it joins the module block above it."""
+    module = ("import tvm\nfrom tvm.script import relax as R\n\n@tvm.script.ir_module\n"
+              "class Mod:\n    @R.function\n    def main(x: R.Tensor((4,), \"float32\")):\n"
+              "        return R.nn.softmax(x)\n")
+    driver = "ex = tvm.compile(Mod, target=\"llvm\")\nprint(ex)\n"
+    body = (f"The module:\n\n{F}python\n{module}{F}\n\n`Mod.show()` works and the "
+            f"well-formed check passes. However, compiling it:\n\n{F}python\n{driver}{F}\n\n"
+            "crashes.\n")
+    r = extract_repro(issue(body))
+    assert_script(r, module + driver)
+    assert r.blocks == ("body#0", "body#1")
+
+
+@pytest.mark.parametrize(("intro", "working"), [
+    ("This works:\n", True),
+    ("Doing it with the other order works fine:\n", True),
+    ("It prints fine and the check passes. But building it:\n", False),
+    ("The parser is fine. However, running it fails:\n", False),
+    ("Running it like this works. The module is below:\n", True),
+    ("It crashes here:\n", False),
+])
+def test_a_block_is_offered_as_working_by_the_sentence_that_leads_into_it(
+        intro: str, working: bool) -> None:
+    from bot.extract.rules import offered_as_working
+
+    assert offered_as_working("Some context first.\n\n" + intro) is working
+
+
+def test_notebook_cells_pasted_without_fences_are_one_script() -> None:
+    """Cells copied from Jupyter as plain text ("In [1]:" over each): the imports cell heads
+    the cells that use it, in order."""
+    imports = "import numpy as np\nimport tvm\nfrom tvm import te\n"
+    kernel = ("A = te.placeholder((8,), name=\"A\")\nB = te.compute((8,), lambda i: A[i] / 0.0)\n"
+              "f = tvm.build(te.create_prim_func([A, B]), target=\"llvm\")\n")
+    call = ("b = tvm.runtime.tensor(np.zeros(8, \"float32\"))\n"
+            "f(tvm.runtime.tensor(np.ones(8, \"float32\")), b)\nprint(b.numpy())\n")
+    body = ("Notebook session, the last cell prints inf instead of raising:\n\n"
+            f"In [1]:\n{imports}\nIn [2]:\n{kernel}\nIn [3]:\n{call}\n"
+            "I expected a division-by-zero error from the compiler.\n")
+    r = extract_repro(issue(body))
+    assert_script(r, imports + kernel + call)
+
+
+def test_an_imports_paragraph_does_not_take_every_later_paragraph_using_tvm() -> None:
+    """Only the run right after the imports is their body: a later line that merely uses tvm
+    (an environment print) is not joined."""
+    head = "import tvm\nfrom tvm import te\n"
+    body_code = ("A = te.placeholder((4,), name=\"A\")\n"
+                 "B = te.compute((4,), lambda i: A[i] + 1)\nprint(B)\n")
+    body = (f"Repro:\n\n{head}\n{body_code}\nIt crashes. My version:\n\n"
+            "print(tvm.__version__)\n\nThanks.\n")
+    r = extract_repro(issue(body))
+    assert_script(r, head + body_code)

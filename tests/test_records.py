@@ -128,11 +128,12 @@ def test_mutable_defaults_are_refused():
             b: int  # type: ignore[misc]
 
 
-def test_the_launch_path_imports_neither_dataclasses_nor_inspect():
+def test_the_launch_path_imports_no_costly_module():
     """What `reprobot triage` imports before its sandbox starts (bot.cli, the runner, the
-    warm start's guess) must not pull dataclasses (and inspect) back in."""
-    code = ("import sys, bot.cli, tasks.runner, bot.warmstart; "
-            "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))")
+    warm start's guess) must not pull dataclasses, inspect, typing, platform, hashlib or ast back
+    in (together ~50 ms, added to every triage)."""
+    code = ("import sys, bot.cli, tasks.runner, bot.warmstart; print(sorted(m for m in "
+            "('dataclasses', 'inspect', 'typing', 'platform', 'hashlib', 'ast') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"

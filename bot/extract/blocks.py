@@ -24,7 +24,7 @@ from bot.extract.pysyntax import (
     parse_py,
     top_bindings,
 )
-from bot.extract.rules import Seen, why_not
+from bot.extract.rules import Seen, block_intro, offered_as_working, why_not
 from bot.models import Repro
 
 
@@ -78,7 +78,7 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
     for c in codes:
         if c.block.start <= primary.block.start or c.kind not in ("defs", "ir"):
             continue
-        if VARIANT_RE.search(last_paragraph(c.block.prose)):
+        if offered_as_working(c.block.prose):
             continue
         if bool(primary_free & (top_bindings(c.tree) - defs)):
             chain.insert(at, as_definitions(c))
@@ -93,7 +93,7 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
             continue
         if id(c) in used:
             continue
-        if VARIANT_RE.search(last_paragraph(c.block.prose)):
+        if offered_as_working(c.block.prose):
             header = set()
             continue
         if depends(c, defs) or (header and free_names(c.tree) & header):
@@ -122,7 +122,7 @@ def pick_primary(scripts: list[Code]) -> Code | None:
     # A block the text presents as the working variant of an earlier one is not the repro.
     first = scripts[0]
     scripts = [first] + [
-        c for c in scripts[1:] if not VARIANT_RE.search(last_paragraph(c.block.prose))
+        c for c in scripts[1:] if not offered_as_working(c.block.prose)
     ]
     # A block with imports is a script; one without may be printed output that parses.
     # Code under "Expected/Actual behavior" (a quoted line, the output) comes after code
@@ -153,7 +153,7 @@ _EXPECTATION_RE = re.compile(r"\b(?:should|expect\w*|supposed|would|must)\b", re
 
 def _offered_as_working(c: Code) -> bool:
     """The text right above the block says it works, and nothing about failing."""
-    intro = last_paragraph(c.block.prose)
+    intro = block_intro(c.block.prose)
     return bool(VARIANT_RE.search(intro)) and not FAILS_INTRO_RE.search(intro) and not \
         _EXPECTATION_RE.search(intro)
 

@@ -69,9 +69,9 @@ from bot.extract.patterns import (
     QUOTE_FAILS_TOO_RE,
     REPRO_WORDS_RE,
     SMALLER_RE,
-    VARIANT_RE,
 )
 from bot.extract.pysyntax import imported_names, imports_only, parse_py
+from bot.extract.rules import offered_as_working
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.testfuncs import with_test_calls
 from bot.extract.unfenced import from_unfenced
@@ -153,7 +153,7 @@ def extract_repro(issue: Issue) -> Repro:
             # complete repro is that partial code, moved.
             notes = replace(notes, incomplete=held_back)
             break
-        if repro is not None and offered_as_working(blocks, repro):
+        if repro is not None and repro_offered_as_working(blocks, repro):
             # "Doing it the other way works: ```...```" and no failing script in this source:
             # the one that fails may be in a later comment; this one is the fallback.
             fallback = fallback or repro
@@ -238,11 +238,11 @@ def import_named_in_prose(src: Source) -> Repro | None:
     return None
 
 
-def offered_as_working(blocks: list[Block], repro: Repro) -> bool:
+def repro_offered_as_working(blocks: list[Block], repro: Repro) -> bool:
     """The repro's first block is introduced as the variant that works ("importing it after the
     others works:")."""
     first = next((b for b in blocks if repro.blocks and b.label == repro.blocks[0]), None)
-    return first is not None and bool(VARIANT_RE.search(last_paragraph(first.prose)))
+    return first is not None and offered_as_working(first.prose)
 
 
 def later_smaller_repro(later: list[Source]) -> Repro | None:
@@ -256,7 +256,7 @@ def later_smaller_repro(later: list[Source]) -> Repro | None:
         first = next(b for b in blocks if b.label == repro.blocks[0])
         intro = "\n".join(src.lines[: first.start])
         m = SMALLER_RE.search(intro)
-        if VARIANT_RE.search(last_paragraph(first.prose)) or FIX_RE.search(
+        if offered_as_working(first.prose) or FIX_RE.search(
             last_paragraph(first.prose)
         ):
             continue  # "the updated code works", "with the fix applied": a fix, not a repro

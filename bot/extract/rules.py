@@ -8,6 +8,7 @@ should-take / should-not-take table of ``tests/test_extract_rules.py``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -66,6 +67,22 @@ def why_not(c: Code, seen: Seen) -> Rule | None:
     return next((r for r in BLOCK_RULES if r.applies(c, seen)), None)
 
 
+# A sentence that turns against the ones before it: "X works fine. But building it:".
+_TURN_RE = re.compile(r"^(?:but|however|yet|though|whereas|unfortunately|sadly)\b", re.I)
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+
+
+def block_intro(prose: str) -> str:
+    """The text that presents the block after ``prose``: its last paragraph, or only that
+    paragraph's last sentence when it turns against the sentences before it ("It prints fine
+    and the check passes. But building and running it:" presents the block as what fails)."""
+    para = last_paragraph(prose)
+    sentences = _SENTENCE_END_RE.split(para.strip())
+    if len(sentences) > 1 and _TURN_RE.match(sentences[-1]):
+        return sentences[-1]
+    return para
+
+
 def offered_as_working(prose: str) -> bool:
-    """The paragraph right before a block presents it as the variant that works."""
-    return bool(VARIANT_RE.search(last_paragraph(prose)))
+    """The text right before a block presents it as the variant that works."""
+    return bool(VARIANT_RE.search(block_intro(prose)))

@@ -45,6 +45,8 @@ from bot.extract.pysyntax import (
     free_names,
     has_import,
     has_placeholder,
+    imported_names,
+    imports_only,
     is_error_output,
     is_ir_dump,
     is_version_probe,
@@ -78,8 +80,12 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
     first_start, first_end, first_code, first_tree = runs[pick]
     chain = [(first_start, first_end, first_code)]
     defs = top_bindings(first_tree)
+    # Imports alone (a notebook's first cell, "In [1]:"): the head of the script; the run right
+    # after it that uses those modules is its body (as for fenced blocks).
+    header = imported_names(first_tree) if imports_only(first_tree) else set()
     later = sorted(runs[pick + 1 :] + one_line_statements(lines, runs, first_end))
     for start, end, code, tree in later:
+        after_header, header = header, set()
         # Only the paragraph right before a run says what it is ("this works", "or:"); an earlier
         # "should work" describes the code before.
         before = last_paragraph("\n".join(ln for ln in lines[chain[-1][1] : start]
@@ -91,7 +97,7 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
             and not RESULT_SECTION_RE.match(sections[pick])
         ):
             continue  # "This prints the following module:", code under "Actual behavior"
-        if free_names(tree) & defs:
+        if free_names(tree) & (defs | after_header):
             chain.append((start, end, code))
             defs |= top_bindings(tree)
     before = last_paragraph("\n".join(lines[max(0, first_start - 8) : first_start]))

@@ -632,7 +632,8 @@ _PERF_RE = re.compile(
 def _expected_vs_actual(lines: list[_Line]) -> Reported | None:
     """The template's two sections filled in and no failure named: "Expected behavior" says
     what it should give and "Actual behavior" shows what it gave, with values in it (a
-    printed number, an array): the numbers are wrong. Not for performance ("3.2 ms, slower")."""
+    printed number, an array): the numbers are wrong. Not for performance ("3.2 ms, slower"),
+    nor when "Actual behavior" names an error (a version number is not a value)."""
     def filled(prefix: str) -> list[_Line]:
         return [ln for ln in lines if ln.where != "title" and ln.section.startswith(prefix)
                 and not TEMPLATE_LINE_RE.match(ln.text) and not TEMPLATE_PROSE_RE.search(ln.text)
@@ -644,6 +645,9 @@ def _expected_vs_actual(lines: list[_Line]) -> Reported | None:
     shown = next((ln for ln in actual if any(ch.isdigit() for ch in ln.text)), None)
     if shown is None or any(PASSED_RE.search(ln.text) for ln in actual):
         return None
+    if any(not _negated(ln.text, m.start()) for ln in actual
+           for m in GENERIC_FAIL_RE.finditer(ln.text)):
+        return None  # "Actual: an error when building v1.5": a failure, read as one below
     return Reported(Outcome.WRONG_RESULT, signature=f"actual: {shown.text.strip()}"[:200],
                     evidence=tuple(ln.text.strip() for ln in actual[:3]))
 

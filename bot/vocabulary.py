@@ -382,6 +382,9 @@ TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
         r"The (?:Relay|Relax) type checker is unable to show the following types match[^\n`]*"
     ),
     re.compile(r"An error occurred during the execution of TVM[^\n`]*"),
+    # Messages that read as prose (one is a question), quoted with no "XxxError:" in front,
+    # often alone as the title: "Did you forget to bind?" (memory verification of GPU code).
+    re.compile(r"\b(?:[Dd]id you forget to bind\?|[Mm]emory verification failed\b)[^\n`\"]*"),
     re.compile(
         # (the src/ check is a lookahead: "\S*src/\S+\.cc" backtracked over "src/src/src/...")
         r"^\s*\[\d{2}:\d{2}:\d{2}\] (?=\S*(?:src|include)/\S)[^\s:]*\.(?:cc|h|cpp):\d+: "

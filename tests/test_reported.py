@@ -860,3 +860,26 @@ def test_the_shell_command_before_tvms_note_is_not_the_error() -> None:
     got = parse_reported(Issue(title="[Bug] x", body=body(text), author="alice"), REPRO)
     assert got is not None and got.outcome == Outcome.TVM_ERROR
     assert "python permute.py" not in got.signature
+
+
+@pytest.mark.parametrize(("title", "text", "sig"), [
+    ("Did you forget to bind?", "", "Did you forget to bind?"),
+    ("[Bug] reduction kernel for rocm",
+     "Building it stops with: Memory verification failed with the following errors: "
+     "variable red_buf is directly accessed by host memory",
+     "Memory verification failed with the following errors: variable red_buf"),
+])
+def test_tvm_messages_that_read_as_prose_are_tvm_errors(title: str, text: str, sig: str) -> None:
+    got = parse_reported(Issue(title=title, body=text), NONE)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR
+    assert got.signature.startswith(sig)
+
+
+def test_an_actual_behavior_that_names_an_error_is_not_a_wrong_result() -> None:
+    """A number in the "Actual behavior" text (a model's version) is not a wrong value when
+    the text says an error was raised."""
+    body = ("### Expected behavior\n\nThe resnet50-v1.5 model compiles.\n\n"
+            "### Actual behavior\n\nAn error is raised while compiling resnet50-v1.5 for "
+            "vulkan.\n\n### Steps to reproduce\n\npython compile.py\n")
+    got = parse_reported(Issue(title="[Bug] vulkan compile", body=body), NONE)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR

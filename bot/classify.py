@@ -756,6 +756,19 @@ def _classify_error(
             evidence=ev,
         )
 
+    # 6b. The script's own exception, raised by a ``raise`` of its own while handling a TVM
+    # error (``raise Failed(...) from e``): TVM's failure under the script's name.
+    wrapped = _reraised_tvm_error(err, run, frame)
+    if wrapped is not None:
+        internal = wrapped.short_type == "InternalError" or "Check failed" in wrapped.text
+        return Classification(
+            Outcome.INTERNAL_ERROR if internal else Outcome.TVM_ERROR,
+            signature=signature,
+            detail=f"The script raised `{short}` from a TVM error: "
+            + normalize_paths(wrapped.header.strip())[:300],
+            evidence=(*ev, normalize_paths(wrapped.header)),
+        )
+
     # 7. The script's own code.
     return Classification(
         Outcome.PYTHON_ERROR,
@@ -766,6 +779,23 @@ def _classify_error(
 
 
 
+
+
+def _reraised_tvm_error(err: PyError, run: RunResult, frame: Frame | None) -> PyError | None:
+    """The TVM error that the script's ``raise`` statement (its innermost frame, where the
+    last exception was raised) turned into its own exception, when the one chained right
+    before the last is raised in TVM."""
+    if frame is None or not err.frames or err.frames[-1] is not frame or \
+            not frame.source.startswith("raise"):
+        return None
+    causes = _chained_causes(run)
+    if not causes:
+        return None
+    cause = causes[0]
+    if is_tvm_name(cause.type) or cause.short_type in TVM_ERROR_TYPES or raised_in_tvm(cause) \
+            or "Check failed" in cause.text:
+        return cause
+    return None
 
 
 def _chained_causes(run: RunResult) -> list[PyError]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.models import Issue, Outcome, Reported, Repro
 from bot.tracebacks import (
@@ -83,7 +83,7 @@ from bot.vocabulary import (
 # Reading pasted output (the words themselves are in bot.vocabulary)
 
 _ERROR_LINE_RE = re.compile(
-    r"^\s*(?P<line>(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure))"
+    r"^\s*(?P<line>(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Failed))"
     r"(?::\s*(?P<msg>.*))?)$"
 )
 _DIAG_RE = re.compile(r"^\s*error:\s+(?P<msg>\S.*)$")
@@ -108,6 +108,10 @@ class _Line:
     block: int = 0  # paragraphs and code blocks are numbered (blank lines and fences split)
     section: str = ""  # the heading above the line, lower-case ("expected behavior", ...)
     fenced: bool = False  # inside a code fence: pasted output, not the reporter's words
+    # A traceback frame line ("File ..., line N, in f") whose source line below it is also a
+    # line of the script (so left out of the reporter's lines): that source, for reading the
+    # traceback whole (:func:`_raised_in_own_code`).
+    frame_source: str = ""
 
 
 # A comment in the script that starts the output the author saw: ``# Output:``, ``# Error:``.
@@ -187,6 +191,8 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
                 section = head.strip().strip(":").lower()
             sq = _squash(raw)
             if not sq or sq in script:
+                if sq and out and _FRAME_LINE_RE.match(out[-1].text) and not out[-1].frame_source:
+                    out[-1] = replace(out[-1], frame_source=raw.strip())
                 continue
             line = raw.rstrip()
             if sq in shown:  # "# tvm.error.InternalError: ..." under "# Output:" in the script
@@ -284,15 +290,21 @@ def _located(rep: Reported, lines: list[_Line]) -> Reported:
     return Reported(rep.outcome, rep.signature, (*rep.evidence, *loc.evidence())) if loc else rep
 
 
+_ECHO_STATUS_RE = re.compile(r"\becho\s+(?:\$\?|%errorlevel%|\$LASTEXITCODE)\s*$", re.I)
+
+
 def _crash(lines: list[_Line]) -> Reported | None:
     best: tuple[int, int, str, str] | None = None  # (rank, index, signature, line)
     said_only = _traceback_pasted_without_crash(lines)
     for i, ln in enumerate(lines):
         if said_only and not ln.fenced:
             continue  # "I thought it was a segfault": the pasted traceback shows what happened
+        text = ln.text
+        if i and _ECHO_STATUS_RE.search(lines[i - 1].text):
+            text = f"$? {text.strip()}"  # "$ echo $?" then "136" on the next line
         for rank, pat in CRASH_PATTERNS:
-            for m in pat.finditer(ln.text):
-                if rank >= 3 and _negated(ln.text, m.start()):
+            for m in pat.finditer(text):
+                if rank >= 3 and _negated(text, m.start()):
                     continue
                 cand = (rank, i, m.group(0).strip(), ln.text.strip())
                 if best is None or cand[:2] < best[:2]:
@@ -459,15 +471,22 @@ def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) ->
         start -= 1
     if not _TB_HEAD_RE.match(lines[start].text):
         return False
-    block = [ln.text for ln in lines[start : index + 1]]
+    block = [ln.text + (f"\n    {ln.frame_source}" if ln.frame_source else "")
+             for ln in lines[start : index + 1]]
     if any(_ELIDED_RE.match(t) for t in block):
         return False
     err = parse_last_error("\n".join(block))
     if err is None or len(err.frames) < 2 or not all(f.kind == "script" for f in err.frames):
         return False
     last = err.frames[-1]
+    if _RERAISE_RE.match(last.source):
+        return False  # ``raise Failed(...) from e``: what it caught is cut off, maybe TVM's
     # (a line also in the script is not among the reporter's lines: its source may be gone)
     return not _TVMISH_CALL_RE.search(last.source) if last.source else last.func != "<module>"
+
+
+_RERAISE_RE = re.compile(r"^\s*raise\b.*\bfrom\s+(?!None\b)\w+\s*$")
+_FRAME_LINE_RE = re.compile(r'^\s*File "[^"]+", line \d+')
 
 
 # A C++ frame of TVM in a Python traceback (``File "<unknown>", line 0, in tvm::...``), in an

@@ -262,8 +262,12 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
         3,
         re.compile(
-            r"(?:exit(?:ed)?|exits|return(?:ed)?|status|code|LASTEXITCODE|returncode|signal|\$\?)"
-            r"[\w ]{0,20}?[:=]?\s*(?:-11|139|134|-6|-4|132|-1073740940|-1073741819|-1073741571"
+            r"(?:\b(?:exit(?:ed)?|exits|return(?:ed)?|status|code|LASTEXITCODE|returncode|rc|signal)"
+            r"|\$\?)"
+            # 128+N: 139 SEGV, 134 ABRT, 136 FPE, 135 BUS, 132 ILL, 133 TRAP (a whole number:
+            # not the "-4" of "PyTorch beyond 1e-4")
+            r"[\w ]{0,20}?[:=]?\s*(?<![\w.])(?:-11|139|134|-6|-4|132|-8|136|-7|135|-5|133"
+            r"|-1073740940|-1073741819|-1073741571"
             r"|-1073740791|3221226356|3221225477)\b"
             r"|\b0x[cC]00003(?:74|0[0-9])\b|\b0x[cC]0000005\b|\b0x[cC]00000[fF][dD]\b|\b0x[cC]0000409\b"
             r"|heap corruption|access violation|interrupted by signal (?:11|6|7|8|4)\b",
@@ -273,7 +277,16 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
         4,
         re.compile(
-            r"\bseg[ -]?fault(?:s|ed|ing)?\b|\bcore[ -]?dump(?:s|ed)?\b",
+            r"\bseg[ -]?fault(?:s|ed|ing)?\b|\bcore[ -]?dump(?:s|ed)?\b"
+            # the process gone with no Python error: "python quits without any message", "the
+            # process just dies", "the kernel appears to have died" (Jupyter)
+            # (not "exits without error": that is a normal end)
+            r"|\b(?:quits|quit|dies|died|terminates|terminated|closes|closed)\s+"
+            r"(?:silently|quietly)\b"
+            r"|\b(?:quits|quit|exits|exited|dies|died|terminates|terminated|closes|closed)\s+"
+            r"without (?:any |a |an )?(?:message|traceback|stack ?trace|word)\b"
+            r"|\bkernel (?:appears to have |has |just |keeps )?(?:died|dying|dies|crash\w*)\b"
+            r"|\b(?:process|python|interpreter|program)\s+(?:just |simply |silently )?(?:dies|died)\b",
             re.IGNORECASE,
         ),
     ),
@@ -344,6 +357,11 @@ REPORTED_WRONG_RE = re.compile(
     r"|\bexpected\b(?:[^.]|\.(?=\d)){0,60}\bbut (?:got|get|is|was)\b"
     r"|\bshould (?:be|return)\b(?:[^.]|\.(?=\d)){0,60}\bbut\b"
     r"|\bnon-?deterministic\b|\bNaNs?\b"
+    # "It prints 32. The sum should be 20000", "returns the input unchanged"
+    r"|\b(?:prints?|printed|gives?|gave|returns?|returned|outputs?|got|shows?)\s+`?-?\d[^\n]{0,80}?"
+    r"\bshould (?:be|give|return|print|equal)\s+`?-?\d"
+    r"|\b(?:returns?|returned|gives?|gave|outputs?|leaves?|left)\s+(?:the\s+)?(?:input|tensor|"
+    r"array|values?|data)\s+(?:unchanged|untouched|as[- ]is)\b"
     # "running result error", "inference results are not right", "out_tvm ≠ out_ref"
     r"|\b(?:running|inference|execution|computed?|calculation) results? (?:errors?|wrong|is wrong)\b"
     r"|\bresults? (?:is|are) not (?:right|correct)\b|\w\s*≠\s*\w",

@@ -173,6 +173,40 @@ SCRIPTS: dict[str, str] = {
         import tvm
         len(5)
     """,
+    # The reporter's helper turns TVM's error into its own (raise ... from e): still TVM's.
+    "reraised_tvm_error": """
+        import tvm
+        from tvm import te
+
+        class LoweringFailed(RuntimeError):
+            pass
+
+        def lower(func):
+            try:
+                sch = tvm.s_tir.Schedule(func)
+                sch.get_sblock("no_such_block")
+            except Exception as e:
+                raise LoweringFailed("could not schedule the kernel") from e
+
+        A = te.placeholder((8,), name="A")
+        B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+        lower(te.create_prim_func([A, B]))
+    """,
+    # ... but a script error re-raised the same way stays the script's.
+    "reraised_script_error": """
+        import tvm
+
+        class ConfigError(RuntimeError):
+            pass
+
+        def read(cfg):
+            try:
+                return int(cfg["tiles"])
+            except (KeyError, ValueError) as e:
+                raise ConfigError("bad tiles setting") from e
+
+        read({"tiles": "four"})
+    """,
     "passes_with_warnings": """
         import sys
         import warnings
@@ -315,6 +349,9 @@ REAL_TABLE = [
     ("imports_only", Outcome.PASSED, "exit code 0", ""),
     ("method_body", Outcome.NO_REPRO, "'return' outside function", "the body of a function"),
     ("script_type_error", Outcome.PYTHON_ERROR, "TypeError: object of type 'int' has no len()", ""),
+    ("reraised_tvm_error", Outcome.TVM_ERROR, "LoweringFailed: could not schedule the kernel",
+     "from a TVM error"),
+    ("reraised_script_error", Outcome.PYTHON_ERROR, "ConfigError: bad tiles setting", ""),
     ("passes_with_warnings", Outcome.PASSED, "exit code 0", ""),
     (
         "pytest_check_failed",
@@ -1059,6 +1096,9 @@ _WRONG = Reported(Outcome.WRONG_RESULT, "should be 2.5 but returns 2")
         # nothing shown, or nothing numeric shown
         ("tvm  : 2\n", "", _WRONG, Outcome.PASSED),
         ("ok\n", "ok\n", _WRONG, Outcome.PASSED),
+        # one value the text says it printed ("It prints 32."): the run's own line
+        ("32\n", "32", _WRONG, Outcome.WRONG_RESULT),
+        ("20000\n", "32", _WRONG, Outcome.PASSED),
     ],
 )
 def test_a_passing_run_that_prints_what_the_report_calls_wrong(

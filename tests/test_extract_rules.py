@@ -264,6 +264,11 @@ _PRINTS = "import numpy as np\nx = np.arange(4)\nprint('sum:', x.sum())\n"
         ("Output:\n\n```\nimport os\nprint(1)\n```\n", ""),
         # no numbers: nothing to compare
         ("Output:\n\n```\ndone\n```\n", ""),
+        # one value, said in the prose right after the script
+        ("It prints 7. The sum should be 6.\n", "7"),
+        ("The script outputs `sum: 7` instead of 6.\n", ""),
+        ("It prints 7 as expected, but the dtype is wrong.\n", ""),
+        ("It prints 3 times, then stops.\n", ""),
     ],
 )
 def test_the_output_shown_after_the_script(after: str, shown: str) -> None:

@@ -883,3 +883,40 @@ def test_an_actual_behavior_that_names_an_error_is_not_a_wrong_result() -> None:
             "vulkan.\n\n### Steps to reproduce\n\npython compile.py\n")
     got = parse_reported(Issue(title="[Bug] vulkan compile", body=body), NONE)
     assert got is not None and got.outcome == Outcome.TVM_ERROR
+
+
+@pytest.mark.parametrize(("text", "outcome"), [
+    # the process gone with no Python error, in the reporter's words
+    ("When I run it python quits without any message, back to the shell prompt.", Outcome.CRASH),
+    ("The process just dies, rc 136.", Outcome.CRASH),
+    ("```console\n$ python repro.py\n$ echo $?\n135\n```", Outcome.CRASH),
+    ("In Jupyter the kernel appears to have died when the last cell runs.", Outcome.CRASH),
+    # ... not a normal end, nor a number that only looks like an exit code
+    ("The script exits without error, but the numbers it prints are wrong.",
+     Outcome.WRONG_RESULT),
+    ("The output differs from PyTorch beyond 1e-4 for a few elements.", Outcome.WRONG_RESULT),
+    # a wrong value, said in prose
+    ("It prints 32. The sum should be 20000 (100 * 200).", Outcome.WRONG_RESULT),
+    ("On 0.27 `clip` returns the input unchanged.", Outcome.WRONG_RESULT),
+])
+def test_how_reporters_say_it_died_or_gave_a_wrong_value(text: str, outcome: Outcome) -> None:
+    got = parse_reported(Issue(title="[Bug] kernel problem", body=body(text)), REPRO)
+    assert got is not None and got.outcome == outcome
+
+
+def test_a_pasted_traceback_ending_in_a_reraise_is_not_the_scripts_own_error() -> None:
+    """The reporter's helper re-raised what it caught (``raise X(...) from e``) and their log
+    kept only that last traceback: what was caught (maybe TVM's error) is cut off, so it is not
+    read as an error of their own code."""
+    script = ("import tvm\n\n\ndef build(mod):\n    try:\n        return tvm.compile(mod)\n"
+              "    except Exception as e:\n        raise BuildFailed('build failed') from e\n")
+    tb = ("```\nTraceback (most recent call last):\n"
+          '  File "/opt/tool/run.py", line 12, in <module>\n    build(mod)\n'
+          '  File "/opt/tool/run.py", line 8, in build\n'
+          "    raise BuildFailed('build failed') from e\n"
+          "BuildFailed: build failed\n```")
+    repro = Repro(found=True, script=script, blocks=("body#0",), shape="fenced")
+    got = parse_reported(Issue(title="[Bug] build", body=f"```python\n{script}```\n\n{tb}\n"),
+                         repro)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR
+    assert got.signature == "BuildFailed: build failed"

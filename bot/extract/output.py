@@ -45,7 +45,35 @@ def shown_output(src: Source, labels: tuple[str, ...]) -> str:
     before = [b for b in src.blocks if b.end <= start and b.section.lower().startswith("actual")]
     if before and _is_shown_output(before[-1]):
         return before[-1].text[:MAX_SHOWN]
-    return ""
+    # "It prints 32. The sum should be 20000": one value the text right after the repro says
+    # the script printed.
+    following = src.lines[end: after[0].start if after else end + _PROSE_LINES]
+    return printed_in_prose("\n".join(following[:_PROSE_LINES]))
+
+
+_PROSE_LINES = 6
+# "it prints 32", "the script outputs `-1`", "this gives 4294967295" (one value, with a digit),
+# not "it prints 32 as expected".
+_PRINTED_RE = Pattern(
+    r"\b(?:it|this|that|which|the (?:script|code|program|kernel|call|result|output))\s+"
+    r"(?:(?:just|now|always|still|only)\s+)?(?:prints?|printed|outputs?|gives?|gave|returns?|"
+    r"returned|shows?|showed)\s+`?(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|\[[^\]`\n]{1,80}\])`?"
+    # (the value ends the clause: not "it prints 3 times")
+    r"(?=\s*(?:[.,;:!)]|$|(?:instead|but|while|whereas|which|rather|not|although|though)\b))",
+    re.I,
+)
+
+
+def printed_in_prose(text: str) -> str:
+    """The one value ``text`` says the script printed ("It prints 32."), or ""; not when the
+    same sentence calls it right ("it prints 32 as expected")."""
+    m = _PRINTED_RE.search(text)
+    if m is None or not any(ch.isdigit() for ch in m.group(1)):
+        return ""
+    rest = text[m.end(): m.end() + 40].split(".")[0]
+    if re.search(r"\b(?:as expected|correct(?:ly)?|which is right|fine)\b", rest, re.I):
+        return ""
+    return m.group(1)
 
 
 def _is_shown_output(b: Block) -> bool:

@@ -78,9 +78,6 @@ class _DataclassFields:
     """``__dataclass_fields__`` on demand: the ``dataclasses.Field`` objects of an equivalent
     dataclass, made once, the first time something asks (``replace``, ``fields``, ``asdict``)."""
 
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
     def __get__(self, obj: object, owner: type) -> dict[str, Any]:
         made = owner.__dict__.get("_record_dataclass_fields")
         if made is None:
@@ -197,9 +194,7 @@ def _make(cls: type[T], frozen: bool) -> type[T]:
         if name != "__hash__" and name in cls.__dict__:
             continue  # the class's own (as dataclasses keeps a __repr__ the class defines)
         type.__setattr__(cls, name, method)
-    fields_attr = _DataclassFields()
-    fields_attr.__set_name__(cls, "__dataclass_fields__")
-    type.__setattr__(cls, "__dataclass_fields__", fields_attr)
+    type.__setattr__(cls, "__dataclass_fields__", _DataclassFields())
     return cls
 
 

@@ -1805,3 +1805,43 @@ def test_an_imports_paragraph_does_not_take_every_later_paragraph_using_tvm() ->
             "print(tvm.__version__)\n\nThanks.\n")
     r = extract_repro(issue(body))
     assert_script(r, head + body_code)
+
+
+_HEAD = ("import numpy as np\nimport tvm\nfrom tvm import te\n\nn = 16\n"
+         "A = te.placeholder((n,), name=\"A\")\nB = te.compute((n,), lambda i: A[i] * A[i])\n"
+         "f = tvm.compile(te.create_prim_func([A, B]), target=\"llvm\")\n")
+_TAIL = ("b = tvm.runtime.tensor(np.zeros(n, \"float32\"))\n"
+         "f(tvm.runtime.tensor(np.arange(n, dtype=\"float32\")), b)\nprint(b.numpy()[-1])\n")
+
+
+@pytest.mark.parametrize("said", [
+    "Oops, I forgot the last part of the script, it goes right after the compile:",
+    "Here is the rest of the script:",
+    "I left out the call at the end, sorry:",
+])
+def test_the_authors_comment_that_continues_the_script_is_joined(said: str) -> None:
+    body = f"Squaring gives wrong numbers:\n\n{F}python\n{_HEAD}{F}\n"
+    r = extract_repro(issue(body, ("alice", f"{said}\n\n{F}python\n{_TAIL}{F}\n")))
+    assert_script(r, _HEAD + _TAIL)
+    assert r.blocks == ("body#0", "comment1#0")
+
+
+@pytest.mark.parametrize(("who", "said"), [
+    # someone else's code is not the author's script
+    ("bob", "Here is the rest of the script you need:"),
+    # a follow-up experiment, not said to continue the script
+    ("alice", "I also tried this, same result:"),
+])
+def test_other_comments_do_not_continue_the_script(who: str, said: str) -> None:
+    body = f"Squaring gives wrong numbers:\n\n{F}python\n{_HEAD}{F}\n"
+    r = extract_repro(issue(body, (who, f"{said}\n\n{F}python\n{_TAIL}{F}\n")))
+    assert_script(r, _HEAD)
+
+
+def test_ignore_the_script_above_takes_the_block_below() -> None:
+    old = _HEAD.replace("tvm.compile", "tvm.build") + _TAIL
+    new = _HEAD + _TAIL
+    body = (f"First try:\n\n{F}python\n{old}{F}\n\n**Edit:** ignore the script above, it is "
+            f"from an older notebook. This is the real one I ran:\n\n{F}python\n{new}{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, new)

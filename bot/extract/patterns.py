@@ -214,6 +214,18 @@ INCOMPLETE_RE = Pattern(
     re.I,
 )
 
+# The author's comment that continues the script above ("Sorry, forgot the last part of the
+# script, this goes right after the compile:").
+CONTINUES_RE = Pattern(
+    r"\b(?:forgot|forgotten|left out|missed|omitted|cut off)\b[^.\n]{0,60}?\b(?:part|rest|end|"
+    r"lines?|bit|code|step|call|half)\b"
+    r"|\b(?:the )?(?:rest|remainder|remaining part|last part|second half|second part|end) of "
+    r"(?:the |my )?(?:script|code|repro\w*|program|example|snippet)\b"
+    r"|\bgoes (?:right )?(?:after|below|at the end)\b"
+    r"|\b(?:append|add) (?:this|these(?: lines)?|it) (?:at|to) the end\b",
+    re.I,
+)
+
 REPRO_WORDS_RE = Pattern(r"\b(?:repro|reproduc\w*|minimal|mre|mwe)\b", re.I)
 
 ENV_SECTION_RE = Pattern(r"^\s*(?:environment|env|system info|versions?)\b", re.I)
@@ -228,7 +240,9 @@ SMALLER_RE = Pattern(
     r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
     r"case|mre|mwe|trigger)\b|"
     r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified)\s+"
-    r"(?:one|module|model|graph)\b|"
+    r"(?:one|module|model|graph)\b|\b(?:the )?(?:real|actual|right|correct) one\b|"
+    # "ignore the script above": the block below replaces it
+    r"\bignore (?:the|my) (?:\w+ )?(?:script|code|snippet|example|block|one|version) above\b|"
     r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"
     r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b|"
     # "I reduced it", "cut it down", "boiled it down", "narrowed it down to"

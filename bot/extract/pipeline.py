@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 
 from bot.extract.args import with_args
 from bot.extract.blocks import from_blocks
-from bot.extract.candidates import own_blocks, quoted_fails_too
+from bot.extract.candidates import classify_block, own_blocks, quoted_fails_too
 from bot.extract.cutoff import with_cut_tail
 from bot.extract.files import with_file_note
 from bot.extract.markdown import (
@@ -63,6 +63,7 @@ from bot.extract.markdown import (
 from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, reason_for
 from bot.extract.output import shown_output
 from bot.extract.patterns import (
+    CONTINUES_RE,
     FIX_RE,
     INCOMPLETE_RE,
     PROSE_IMPORT_RE,
@@ -70,7 +71,7 @@ from bot.extract.patterns import (
     REPRO_WORDS_RE,
     SMALLER_RE,
 )
-from bot.extract.pysyntax import imported_names, imports_only, parse_py
+from bot.extract.pysyntax import free_names, imported_names, imports_only, parse_py, top_bindings
 from bot.extract.rules import offered_as_working
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.testfuncs import with_test_calls
@@ -159,7 +160,8 @@ def extract_repro(issue: Issue) -> Repro:
             fallback = fallback or repro
             continue
         if repro is not None:
-            later = later_smaller_repro(sources[k + 1 :])
+            later = later_smaller_repro(sources[k + 1 :]) or \
+                continued_in_comment(repro, sources[k + 1 :])
             return with_cut_tail(with_test_calls(with_file_note(with_args(
                 _with_shown_output(later or repro, sources), all_author_text))))
         notes = merge(notes, notes_of(src))
@@ -243,6 +245,31 @@ def repro_offered_as_working(blocks: list[Block], repro: Repro) -> bool:
     others works:")."""
     first = next((b for b in blocks if repro.blocks and b.label == repro.blocks[0]), None)
     return first is not None and offered_as_working(first.prose)
+
+
+def continued_in_comment(repro: Repro, later: list[Source]) -> Repro | None:
+    """The script joined with the first code block of the author's comment that says it
+    continues it ("forgot the last part, this goes after the compile:"), when that block uses
+    what the script defines or imports."""
+    tree = parse_py(repro.script)
+    if tree is None:
+        return None
+    defs = top_bindings(tree) | imported_names(tree)
+    for src in later:
+        m = CONTINUES_RE.search(src.text)
+        if m is None:
+            continue
+        said_at = src.text.count("\n", 0, m.start())  # the line that says it continues
+        after = (classify_block(b) for b in own_blocks(src) if b.start >= said_at)
+        code = next((c for c in after if c is not None), None)
+        if code is None or not free_names(code.tree) & defs:
+            continue
+        joined = repro.script.rstrip("\n") + "\n" + code.code.rstrip("\n") + "\n"
+        if parse_py(joined) is None:
+            continue
+        return replace(repro, script=joined, blocks=(*repro.blocks, code.block.label),
+                       shape="multi-block")
+    return None
 
 
 def later_smaller_repro(later: list[Source]) -> Repro | None:

@@ -356,3 +356,34 @@ def test_a_wrong_result_shown_under_actual_behavior_above_the_script(tmp_path: P
             f"\n{FENCE}\n")
     r = triage(tmp_path, text)
     assert (r["outcome"], r["verdict"]) == ("wrong-result", "reproduced")
+
+
+@pytest.mark.parametrize(("argv", "command"), [
+    (["triage", "issue.md", "--json"], "triage"),
+    (["--config", "r.yml", "builds", "list"], "builds"),
+    (["--config=r.yml", "eval", "corpus"], "eval"),
+    # the whole parser: help, an unknown command, an option it does not know before the command
+    (["--help"], None),
+    (["triage-all", "x"], None),
+    (["-v", "triage", "x"], None),
+    ([], None),
+])
+def test_only_the_named_subcommands_parser_is_built(argv: list[str], command: str | None) -> None:
+    from bot.cli import _command_in
+
+    assert _command_in(argv) == command
+
+
+@pytest.mark.parametrize("argv", [
+    ["triage", "issue.md", "--json", "--tvm-python", "/x/python", "--timeout", "30"],
+    ["--config", "r.yml", "builds", "add", "main", "--git", "https://x/tvm", "--no-update"],
+    ["eval", "corpus", "--jobs", "1", "--case", "a", "--case", "b"],
+    ["worker", "--queues", "cpu", "--beat"],
+])
+def test_the_one_subcommand_parser_reads_like_the_whole_one(argv: list[str]) -> None:
+    from bot.cli import _command_in, _parser
+
+    one, whole = _parser(_command_in(argv)).parse_args(argv), _parser().parse_args(argv)
+    assert {k: v for k, v in vars(one).items() if k != "func"} == \
+        {k: v for k, v in vars(whole).items() if k != "func"}
+    assert one.func is whole.func

@@ -286,7 +286,9 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
             r"|\b(?:quits|quit|exits|exited|dies|died|terminates|terminated|closes|closed)\s+"
             r"without (?:any |a |an )?(?:message|traceback|stack ?trace|word)\b"
             r"|\bkernel (?:appears to have |has |just |keeps )?(?:died|dying|dies|crash\w*)\b"
-            r"|\b(?:process|python|interpreter|program)\s+(?:just |simply |silently )?(?:dies|died)\b",
+            r"|\b(?:process|python|interpreter|program)\s+(?:just |simply |silently )?(?:dies|died)\b"
+            r"|\b(?:it|vm|app)\s+(?:just|simply|silently)\s+(?:dies|died)\b"
+            r"|\b(?:python |the )?process (?:is|was) (?:just |simply )?gone\b",
             re.IGNORECASE,
         ),
     ),

@@ -891,6 +891,7 @@ def test_an_actual_behavior_that_names_an_error_is_not_a_wrong_result() -> None:
     ("The process just dies, rc 136.", Outcome.CRASH),
     ("```console\n$ python repro.py\n$ echo $?\n135\n```", Outcome.CRASH),
     ("In Jupyter the kernel appears to have died when the last cell runs.", Outcome.CRASH),
+    ("On the board it just dies at the first call, the python process is gone.", Outcome.CRASH),
     # ... not a normal end, nor a number that only looks like an exit code
     ("The script exits without error, but the numbers it prints are wrong.",
      Outcome.WRONG_RESULT),

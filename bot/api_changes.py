@@ -64,6 +64,61 @@ def parse_table(text: str) -> tuple[ApiChange, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class KeywordChange:
+    """A keyword argument renamed (``replacement``) or removed (None) on ``functions``."""
+
+    functions: tuple[str, ...]  # dotted names
+    keyword: str
+    replacement: str | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        text = self.note or f"`{self.keyword}=` is no longer accepted."
+        if self.replacement is not None and f"{self.replacement}=" not in text:
+            text = f"{text} Use `{self.replacement}=`."
+        return text
+
+
+def parse_keywords(text: str) -> tuple[KeywordChange, ...]:
+    """The ``keywords`` list of the table's YAML text (optional); ValueError when malformed."""
+    data = yaml.safe_load(text) or {}
+    raw = data.get("keywords", []) if isinstance(data, dict) else None
+    if not isinstance(raw, list):
+        raise ValueError("api_changes: 'keywords' must be a list")
+    out: list[KeywordChange] = []
+    for i, entry in enumerate(raw):
+        funcs = entry.get("functions") if isinstance(entry, dict) else None
+        if not isinstance(funcs, list) or not funcs or not all(isinstance(f, str) for f in funcs) \
+                or not isinstance(entry.get("keyword"), str):
+            raise ValueError(f"api_changes: keywords entry {i} needs 'functions' and 'keyword'")
+        repl = entry.get("replacement")
+        if repl is not None and not isinstance(repl, str):
+            raise ValueError(f"api_changes: keywords entry {i}: bad 'replacement'")
+        out.append(KeywordChange(tuple(funcs), entry["keyword"], repl,
+                                 str(entry.get("note") or "")))
+    return tuple(out)
+
+
+@functools.cache
+def keyword_table() -> tuple[KeywordChange, ...]:
+    """The packaged table's keyword renames, read once."""
+    text = resources.files("bot").joinpath("data").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    return parse_keywords(text)
+
+
+def lookup_keyword(function: str, keyword: str,
+                   changes: tuple[KeywordChange, ...] | None = None) -> KeywordChange | None:
+    """The entry for ``keyword`` on a function named ``function`` (its last dotted part is
+    enough: errors say ``call_tir() got an unexpected keyword argument 'out_sinfo'``)."""
+    short = function.rsplit(".", 1)[-1]
+    for entry in keyword_table() if changes is None else changes:
+        if entry.keyword == keyword and any(f.rsplit(".", 1)[-1] == short
+                                            for f in entry.functions):
+            return entry
+    return None
+
+
 @functools.cache
 def table() -> tuple[ApiChange, ...]:
     """The packaged table, read once."""

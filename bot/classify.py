@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from bot.api_changes import lookup, lookup_member
+from bot.api_changes import lookup, lookup_keyword, lookup_member
 from bot.fragments import (
     fragment_reason,
     imports_only,
@@ -83,6 +83,7 @@ from bot.vocabulary import (
     TESTING_MSG_RE,
     TESTING_PATH_RE,
     TVM_ERROR_TYPES,
+    UNEXPECTED_KEYWORD_RE,
     WRAPPER_TYPES,
     WRONG_RESULT_RE,
     device_absent,
@@ -669,6 +670,15 @@ def _classify_error(
                     detail=change.describe(change.name),
                     evidence=ev,
                 )
+
+    # A keyword argument TVM renamed ("call_tir() got an unexpected keyword argument
+    # 'out_sinfo'"), raised as it is or through TVMScript's parser.
+    km = UNEXPECTED_KEYWORD_RE.search(text)
+    if km:
+        kw_change = lookup_keyword(km.group(1), km.group(2))
+        if kw_change is not None:
+            return Classification(Outcome.API_MISMATCH, signature=signature,
+                                  detail=kw_change.describe(), evidence=ev)
 
     # TVMScript's parser (or another TVM wrapper) re-raised an import/attribute error about a
     # ``tvm.*`` name that the script's own source uses: the script targets another TVM API.

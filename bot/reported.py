@@ -224,6 +224,27 @@ def _wrong_title_and_checked(issue: Issue, repro: Repro) -> Callable[[list[_Line
     return finder
 
 
+def _assertion_named(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """The reporter names an ``AssertionError`` in words ("fails on main (AssertionError)")
+    and the script has an ``assert`` of its own: its check of the result failed."""
+
+    def finder(lines: list[_Line]) -> Reported | None:
+        if not _ASSERT_STMT_RE.search(repro.script) and not ends_in_result_check(repro.script):
+            return None
+        for ln in _body_first(lines):
+            m = _ASSERTION_WORD_RE.search(ln.text)
+            if m and not ln.fenced and not _negated(ln.text, m.start()):
+                return Reported(Outcome.WRONG_RESULT, signature=_sentence(ln.text, m.group(0)),
+                                evidence=(ln.text.strip(),))
+        return None
+
+    return finder
+
+
+_ASSERT_STMT_RE = re.compile(r"(?:^|[;:]\s*)assert\b", re.M)
+_ASSERTION_WORD_RE = re.compile(r"\bAssertionError\b(?!:)")
+
+
 def _negated(text: str, start: int) -> bool:
     return bool(NEGATION_RE.search(text[max(0, start - 40) : start]))
 
@@ -244,6 +265,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _cut_python_traceback,
         _hang,
         _wrong_words,
+        _assertion_named(repro),
         _loose_crash,
         _expected_vs_actual,
     ):

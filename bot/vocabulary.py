@@ -332,6 +332,8 @@ MISMATCHED_RES = (
         r"Not equal to tolerance[^\n]*|Arrays are not (?:almost )?equal|Tensor-likes are not close"
     ),
 )
+# A keyword argument the called function does not take (renamed in TVM: bot.api_changes).
+UNEXPECTED_KEYWORD_RE = re.compile(r"\b(\w+)\(\) got an unexpected keyword argument '(\w+)'")
 PY2_MODULE_ATTR_RE = re.compile(r"'module' object has no attribute '([^']+)'")
 
 REPORTED_WRONG_RE = re.compile(

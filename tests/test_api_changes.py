@@ -145,3 +145,60 @@ def test_every_replacement_exists_and_every_old_name_is_gone_in_installed_tvm() 
     assert not missing, f"replacements not in the installed TVM: {missing}"
     still_there = [o for o in olds if exists[o]]
     assert not still_there, f"names listed as removed still exist: {still_there}"
+
+
+def test_keyword_renames_load_and_match_by_the_functions_last_name() -> None:
+    from bot.api_changes import keyword_table, lookup_keyword
+
+    assert keyword_table(), "the packaged table lists keyword renames"
+    change = lookup_keyword("call_tir", "out_sinfo")
+    assert change is not None and change.replacement == "out_ty"
+    assert "`out_ty=`" in change.describe()
+    assert lookup_keyword("tvm.relax.op.call_dps_packed", "out_sinfo") is not None
+    assert lookup_keyword("call_tir", "out_ty") is None  # the new keyword is fine
+    assert lookup_keyword("matmul", "out_sinfo") is None  # not a function that took it
+
+
+@pytest.mark.parametrize("bad", [
+    "keywords: 3",
+    "keywords:\n  - keyword: x\n",
+    "keywords:\n  - functions: [tvm.f]\n",
+    "keywords:\n  - functions: [tvm.f]\n    keyword: a\n    replacement: [1]\n",
+])
+def test_malformed_keyword_entries_are_refused(bad: str) -> None:
+    from bot.api_changes import parse_keywords
+
+    with pytest.raises(ValueError, match="api_changes"):
+        parse_keywords(bad)
+
+
+_SIGNATURES = r"""
+import importlib, inspect, json, sys
+out = {}
+for name in json.loads(sys.argv[1]):
+    mod, _, attr = name.rpartition(".")
+    try:
+        params = inspect.signature(getattr(importlib.import_module(mod), attr)).parameters
+        out[name] = [p.name for p in params.values() if p.kind is not p.VAR_KEYWORD] + (
+            ["**"] if any(p.kind is p.VAR_KEYWORD for p in params.values()) else [])
+    except Exception as e:
+        out[name] = repr(e)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.tvm
+def test_every_keyword_rename_matches_the_installed_tvm() -> None:
+    """Each function exists, takes the new keyword, and no longer takes the old one."""
+    from bot.api_changes import keyword_table
+
+    funcs = sorted({f for e in keyword_table() for f in e.functions})
+    p = subprocess.run([sys.executable, "-c", _SIGNATURES, json.dumps(funcs)],
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    params = json.loads(p.stdout.strip().splitlines()[-1])
+    for e in keyword_table():
+        for f in e.functions:
+            assert isinstance(params[f], list), f"{f}: {params[f]}"
+            assert "**" not in params[f] and e.keyword not in params[f], f
+            assert e.replacement is None or e.replacement in params[f], f

@@ -173,6 +173,24 @@ SCRIPTS: dict[str, str] = {
         import tvm
         len(5)
     """,
+    # TVMScript of the 0.2x years: `out_sinfo=` was renamed `out_ty=`.
+    "renamed_keyword": """
+        import tvm
+        from tvm.script import ir as I, relax as R, tirx as T
+
+        @I.ir_module
+        class Mod:
+            @T.prim_func
+            def add_one(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+                for i in range(4):
+                    b[i] = a[i] + T.float32(1)
+
+            @R.function
+            def main(x: R.Tensor((4,), "float32")):
+                cls = Mod
+                y = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((4,), "float32"))
+                return y
+    """,
     # The reporter's helper turns TVM's error into its own (raise ... from e): still TVM's.
     "reraised_tvm_error": """
         import tvm
@@ -349,6 +367,8 @@ REAL_TABLE = [
     ("imports_only", Outcome.PASSED, "exit code 0", ""),
     ("method_body", Outcome.NO_REPRO, "'return' outside function", "the body of a function"),
     ("script_type_error", Outcome.PYTHON_ERROR, "TypeError: object of type 'int' has no len()", ""),
+    ("renamed_keyword", Outcome.API_MISMATCH, "unexpected keyword argument 'out_sinfo'",
+     "`out_ty=`"),
     ("reraised_tvm_error", Outcome.TVM_ERROR, "LoweringFailed: could not schedule the kernel",
      "from a TVM error"),
     ("reraised_script_error", Outcome.PYTHON_ERROR, "ConfigError: bad tiles setting", ""),

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from bot.extract.candidates import Code, classify_block
@@ -8,12 +7,10 @@ from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
 from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
     ENV_SECTION_RE,
-    FAILS_INTRO_RE,
     INCOMPLETE_RE,
     IR_HEADER_RE,
     RESULT_SECTION_RE,
     SMALLER_RE,
-    VARIANT_RE,
 )
 from bot.extract.pysyntax import (
     free_names,
@@ -24,7 +21,7 @@ from bot.extract.pysyntax import (
     parse_py,
     top_bindings,
 )
-from bot.extract.rules import Seen, block_intro, offered_as_working, why_not
+from bot.extract.rules import Seen, offered_as_working, only_offered_as_working, why_not
 from bot.models import Repro
 
 
@@ -147,15 +144,8 @@ def pick_primary(scripts: list[Code]) -> Code | None:
     return scripts[0]
 
 
-# "This should work:", "I expect this to pass:": what the author expects, not what happened.
-_EXPECTATION_RE = re.compile(r"\b(?:should|expect\w*|supposed|would|must)\b", re.I)
-
-
 def _offered_as_working(c: Code) -> bool:
-    """The text right above the block says it works, and nothing about failing."""
-    intro = block_intro(c.block.prose)
-    return bool(VARIANT_RE.search(intro)) and not FAILS_INTRO_RE.search(intro) and not \
-        _EXPECTATION_RE.search(intro)
+    return only_offered_as_working(c.block.prose)
 
 
 def finish(src: Source, chain: list[Code], *, n_scripts: int) -> tuple[Repro | None, Notes]:

@@ -374,6 +374,34 @@ ESCAPED_PROMPT_RE = Pattern(r"^(\s*)\\>\\?>\\?>(?= |$)")
 PY_VERSIONED_RE = Pattern(r"^(python|py|ipython)[-_ ]?\d+(?:\.\d+)*$")
 
 # The author's own words saying a script quoted from someone else fails for them too.
+# Someone else's code that they say is another problem ("maybe related, this errors out for
+# me (not a segfault though)"): not the reporter's repro.
+NOT_SAME_RE = Pattern(
+    r"\b(?:maybe|might be|possibly|perhaps|could be|probably) related\b|\bnot (?:the )?same\b|"
+    r"\b(?:a )?different (?:error|issue|problem|failure|bug|crash)\b|\bunrelated\b|"
+    r"\bnot an? [\w-]+ though\b",
+    re.I,
+)
+
+# The author takes back the report ("Never mind, my mistake: with the fixed script it
+# passes"): their corrected script is the one to run.
+RETRACTS_RE = Pattern(
+    r"\b(?:never ?mind|nvm|my (?:mistake|bad|fault|error)|user error|false alarm|i was wrong|"
+    r"not a (?:tvm )?bug(?: after all)?|sorry for the noise)\b",
+    re.I,
+)
+
+# The author adopts another commenter's script ("yes, that's exactly my problem, let's use your
+# script as the repro").
+ADOPTS_RE = Pattern(
+    r"\b(?:use|take|go with) your (?:smaller |minimal |reduced |simpler )?(?:script|repro\w*|"
+    r"example|version|snippet|code)\b|"
+    r"\byour (?:smaller |minimal |reduced |simpler )?(?:script|repro\w*|example|snippet|code|"
+    r"version) (?:is|shows|reproduces|captures) (?:exactly )?(?:my|the same|this) "
+    r"(?:problem|issue|bug|case)\b",
+    re.I,
+)
+
 QUOTE_FAILS_TOO_RE = Pattern(
     r"\b(?:(?:also|too|as well|still|same)\b[^.\n]{0,40}\b(?:fails?|failing|crash\w*|errors?|"
     r"segfaults?|breaks?|broken|aborts?|n[o']t work\w*|does\s?n[o']t work\w*)|(?:fails?|failing|crash\w*|errors? out|segfaults?|breaks?)"

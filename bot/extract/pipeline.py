@@ -63,16 +63,19 @@ from bot.extract.markdown import (
 from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, reason_for
 from bot.extract.output import shown_output
 from bot.extract.patterns import (
+    ADOPTS_RE,
     CONTINUES_RE,
     FIX_RE,
     INCOMPLETE_RE,
+    NOT_SAME_RE,
     PROSE_IMPORT_RE,
     QUOTE_FAILS_TOO_RE,
     REPRO_WORDS_RE,
+    RETRACTS_RE,
     SMALLER_RE,
 )
 from bot.extract.pysyntax import free_names, imported_names, imports_only, parse_py, top_bindings
-from bot.extract.rules import offered_as_working
+from bot.extract.rules import offered_as_working, only_offered_as_working
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.testfuncs import with_test_calls
 from bot.extract.unfenced import from_unfenced
@@ -161,7 +164,7 @@ def extract_repro(issue: Issue) -> Repro:
             continue
         if repro is not None:
             later = later_smaller_repro(sources[k + 1 :]) or \
-                continued_in_comment(repro, sources[k + 1 :])
+                continued_in_comment(repro, sources[k + 1 :]) or adopted_script(issue)
             return with_cut_tail(with_test_calls(with_file_note(with_args(
                 _with_shown_output(later or repro, sources), all_author_text))))
         notes = merge(notes, notes_of(src))
@@ -174,7 +177,8 @@ def extract_repro(issue: Issue) -> Repro:
         return with_file_note(with_args(fallback, all_author_text))
 
     for name, raw in others:
-        if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)):
+        if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)) or \
+                NOT_SAME_RE.search(raw):
             continue
         other = read_source(name, raw, by_author=False)
         repro, _ = from_blocks(other, own_blocks(other))
@@ -244,7 +248,22 @@ def repro_offered_as_working(blocks: list[Block], repro: Repro) -> bool:
     """The repro's first block is introduced as the variant that works ("importing it after the
     others works:")."""
     first = next((b for b in blocks if repro.blocks and b.label == repro.blocks[0]), None)
-    return first is not None and offered_as_working(first.prose)
+    return first is not None and only_offered_as_working(first.prose)
+
+
+def adopted_script(issue: Issue) -> Repro | None:
+    """The script another commenter posted (a maintainer's smaller one) that the author then
+    adopts in a later comment ("let's use your script as the repro")."""
+    candidate: Repro | None = None
+    for n, c in enumerate(issue.comments, start=1):
+        if c.author != issue.author:
+            other = read_source(f"comment{n}", c.body, by_author=False)
+            repro, _ = from_blocks(other, own_blocks(other))
+            if repro is not None:
+                candidate = repro
+        elif candidate is not None and ADOPTS_RE.search(c.body):
+            return candidate
+    return None
 
 
 def continued_in_comment(repro: Repro, later: list[Source]) -> Repro | None:
@@ -282,6 +301,8 @@ def later_smaller_repro(later: list[Source]) -> Repro | None:
             continue
         first = next(b for b in blocks if b.label == repro.blocks[0])
         intro = "\n".join(src.lines[: first.start])
+        if RETRACTS_RE.search(intro):
+            return repro  # "never mind, my mistake: the fixed script passes": run that one
         m = SMALLER_RE.search(intro)
         if offered_as_working(first.prose) or FIX_RE.search(
             last_paragraph(first.prose)

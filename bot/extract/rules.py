@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from bot.extract.candidates import Code, is_printed_output, is_printed_value
 from bot.extract.markdown import Source, last_paragraph, probe_in_env
-from bot.extract.patterns import VARIANT_RE
+from bot.extract.patterns import FAILS_INTRO_RE, VARIANT_RE
 from bot.extract.pysyntax import is_version_probe
 
 
@@ -86,3 +86,15 @@ def block_intro(prose: str) -> str:
 def offered_as_working(prose: str) -> bool:
     """The text right before a block presents it as the variant that works."""
     return bool(VARIANT_RE.search(block_intro(prose)))
+
+
+# "This should work:", "I expect this to pass:": what the author expects, not what happened.
+_EXPECTATION_RE = re.compile(r"\b(?:should|expect\w*|supposed|would|must)\b", re.I)
+
+
+def only_offered_as_working(prose: str) -> bool:
+    """The text right before a block says it works, and nothing about failing or about what
+    should happen ("I get a check failure instead of a nice error:" presents a failing one)."""
+    intro = block_intro(prose)
+    return bool(VARIANT_RE.search(intro)) and not FAILS_INTRO_RE.search(intro) and not \
+        _EXPECTATION_RE.search(intro)

@@ -111,6 +111,8 @@ def shell_dash_c(text: str, label: str, *, env: bool = False) -> Repro | None:
         if tries >= MAX_DASH_C_TRIES:
             break  # a text of hundreds of ``python -c``: bounded work, not a repro search
         rest = text[m.end() : m.end() + MAX_DASH_C_CHARS]
+        if m.group(0).startswith("`") and "`" in rest:
+            rest = rest[: rest.index("`")]  # inline code: the command ends at its backtick
         code = first_shell_word(rest)
         if not code:
             continue

@@ -154,8 +154,12 @@ def key_words(signature: str) -> frozenset[str]:
 
 
 def signatures_match(reported: str, observed: str) -> bool:
-    """Fuzzy: same exception type (when both name one) and shared key words."""
+    """Fuzzy: same exception type (when both name one) and shared key words; or the same
+    failed check (``Check failed: input_shape[i] == reg`` quoted in a title before other
+    words)."""
     if not reported.strip():
+        return True
+    if _same_check(reported, observed):
         return True
     rt, ot = error_type(reported), error_type(observed)
     if rt and ot and rt != ot:
@@ -167,6 +171,25 @@ def signatures_match(reported: str, observed: str) -> bool:
         return False
     shared = rw & ow
     return len(shared) / min(len(rw), len(ow)) >= 0.5
+
+
+_CHECK_RE = re.compile(r"Check failed:\s*(.*)")
+_CODE_CHAR_RE = re.compile(r"[_()\[\]=<>!.]")
+
+
+def _same_check(reported: str, observed: str) -> bool:
+    """Both quote ``Check failed:`` and the conditions after it begin alike, for at least 12
+    characters that read as code (an operator, a bracket, an underscore): the same check,
+    whatever words follow it in either."""
+    rm, om = _CHECK_RE.search(reported), _CHECK_RE.search(observed)
+    if rm is None or om is None:
+        return False
+    r, o = " ".join(rm.group(1).split()).lstrip("("), " ".join(om.group(1).split()).lstrip("(")
+    n = 0
+    while n < min(len(r), len(o)) and r[n] == o[n]:
+        n += 1
+    common = r[:n]
+    return len(common.strip()) >= 12 and bool(_CODE_CHAR_RE.search(common))
 
 
 def _article(word: str) -> str:

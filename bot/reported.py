@@ -351,7 +351,7 @@ def _traceback_pasted_without_crash(lines: list[_Line]) -> bool:
 
 
 def _internal(lines: list[_Line]) -> Reported | None:
-    for ln in lines:
+    for ln in _body_first(lines):  # the check as pasted, before a title's words about it
         m = CHECK_FAILED_RE.search(ln.text)
         if m:
             return Reported(

@@ -318,3 +318,21 @@ def test_a_report_that_only_saw_the_backtrace_note(reported_sig: str, verdict: V
                          signature="DiagnosticError: the input axes is required to be non-repetitive")
     rep = Reported(Outcome.TVM_ERROR, reported_sig)
     assert compare(rep, cls).verdict == verdict
+
+
+@pytest.mark.parametrize(("reported", "observed", "same"), [
+    # a title that quotes the check, then says when it happens
+    ("Check failed: input_shape[i] == reg when serving transposed batch",
+     "RuntimeError: Check failed: input_shape[i] == reg (8 vs. 4) : ErrorContext(fn=main)",
+     True),
+    ("Check failed: (lanes > 1) is false on arm64",
+     "InternalError: Check failed: (lanes > 1) is false: vector of 1 lane", True),
+    # another check, or too little of one to tell
+    ("Check failed: input_shape[i] == reg when batching",
+     "InternalError: Check failed: (n_dims > 0) is false: empty shape", False),
+    ("Check failed: x", "InternalError: Check failed: x.defined() is false", False),
+    ("Check failed instead of wrapping", "ValueError: Check failed: (small.has_value()", False),
+])
+def test_the_same_failed_check_quoted_with_other_words(reported: str, observed: str,
+                                                       same: bool) -> None:
+    assert signatures_match(reported, observed) is same

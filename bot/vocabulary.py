@@ -321,7 +321,9 @@ MACHINE_CRASH_RE = re.compile(
     re.IGNORECASE,
 )
 NEGATION_RE = re.compile(
-    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b[^.;:]{0,30}$", re.IGNORECASE
+    # (within its clause: "no error, but the output is all zeros" negates only the error)
+    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b(?:(?!\bbut\b)[^.;:]){0,30}$",
+    re.IGNORECASE
 )
 
 CHECK_FAILED_RE = re.compile(r"Check failed:?\s*[^\n`]*")
@@ -361,6 +363,11 @@ REPORTED_WRONG_RE = re.compile(
     r"|\bexpected\b(?:[^.]|\.(?=\d)){0,60}\bbut (?:got|get|is|was)\b"
     r"|\bshould (?:be|return)\b(?:[^.]|\.(?=\d)){0,60}\bbut\b"
     r"|\bnon-?deterministic\b|\bNaNs?\b"
+    # "the output is all zeros", "returns all-zero tensors", "the result is all NaN"
+    r"|\b(?:outputs?|results?|values?|tensors?|arrays?)\s+(?:is|are|was|were|come back|comes back)\s+"
+    r"(?:all|only|just)\s+(?:zeros?|0s?|nans?|infs?)\b"
+    r"|\b(?:returns?|returned|gives?|gave|outputs?|produces?|produced)\s+(?:all|only)[- ]"
+    r"(?:zeros?|0s?|nans?)\b|\ball[- ]zeros? (?:outputs?|results?|tensors?|arrays?)\b"
     # "It prints 32. The sum should be 20000", "returns the input unchanged"
     r"|\b(?:prints?|printed|gives?|gave|returns?|returned|outputs?|got|shows?)\s+`?-?\d[^\n]{0,80}?"
     r"\bshould (?:be|give|return|print|equal)\s+`?-?\d"

@@ -899,6 +899,8 @@ def test_an_actual_behavior_that_names_an_error_is_not_a_wrong_result() -> None:
     # a wrong value, said in prose
     ("It prints 32. The sum should be 20000 (100 * 200).", Outcome.WRONG_RESULT),
     ("On 0.27 `clip` returns the input unchanged.", Outcome.WRONG_RESULT),
+    ("No error, but the output is all zeros (max: 0.0).", Outcome.WRONG_RESULT),
+    ("The compiled kernel returns all-zero tensors.", Outcome.WRONG_RESULT),
 ])
 def test_how_reporters_say_it_died_or_gave_a_wrong_value(text: str, outcome: Outcome) -> None:
     got = parse_reported(Issue(title="[Bug] kernel problem", body=body(text)), REPRO)

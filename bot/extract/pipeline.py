@@ -254,6 +254,8 @@ def repro_offered_as_working(blocks: list[Block], repro: Repro) -> bool:
 def adopted_script(issue: Issue) -> Repro | None:
     """The script another commenter posted (a maintainer's smaller one) that the author then
     adopts in a later comment ("let's use your script as the repro")."""
+    if not any(c.author == issue.author and ADOPTS_RE.search(c.body) for c in issue.comments):
+        return None  # (no other comment's markdown is read on every triage for nothing)
     candidate: Repro | None = None
     for n, c in enumerate(issue.comments, start=1):
         if c.author != issue.author:

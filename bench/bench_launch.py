@@ -48,7 +48,11 @@ def hook(event, args):
         os._exit(0)
 sys.addaudithook(hook)
 sys.argv = ["reprobot", "triage", *sys.argv[1:]]
-from bot.cli import console
+tree = os.environ["PYTHONPATH"].split(os.pathsep)[0]
+if os.path.exists(os.path.join(tree, "bot", "entry.py")):
+    from bot.entry import console
+else:  # (a checkout from before bot/entry.py; not by ImportError: the editable install's
+    from bot.cli import console  # finder would find this checkout's bot.entry)
 console()
 """
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from bot.service import ScriptRunner
+    from tasks.launch import Early
 
 EXIT_BOT_ERROR = 2
 
@@ -34,12 +35,12 @@ EXIT_BOT_ERROR = 2
 _ONE_SHOT = frozenset({"triage", "eval"})
 
 
-def console() -> None:
-    """The ``reprobot`` console script. A one-shot command (``triage``, ``eval``) has closed,
+def console(early: Early | None = None) -> None:
+    """The ``reprobot`` console script (after ``bot.entry``'s early start). A one-shot command (``triage``, ``eval``) has closed,
     cleaned up and printed everything by the time it returns; it then exits without the
     interpreter's teardown of every loaded module (35-55 ms, a tenth of a triage's overhead,
     measured with bench/bench_triage.py), once stdout and stderr are flushed."""
-    code, command = _main(sys.argv[1:])
+    code, command = _main(sys.argv[1:], early)
     if command not in _ONE_SHOT:
         sys.exit(code)
     try:
@@ -56,11 +57,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _main(argv)[0]
 
 
-def _main(argv: Sequence[str] | None) -> tuple[int, str | None]:
-    """(exit code, the command that ran)."""
+def _main(argv: Sequence[str] | None, early: Early | None = None) -> tuple[int, str | None]:
+    """(exit code, the command that ran). ``early``: the sandbox run ``bot.entry`` started
+    for ``reprobot triage`` (``tasks.launch``); killed here unless the triage took it."""
+    try:
+        return _command(argv, early)
+    finally:
+        if early is not None:
+            early.discard()
+
+
+def _command(argv: Sequence[str] | None, early: Early | None) -> tuple[int, str | None]:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = _parser(_command_in(argv))
     args = parser.parse_args(argv)
+    args.early = early
     command = getattr(args, "command", None)
     if not command:
         parser.print_help()
@@ -387,6 +398,8 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
         cache = None if args.no_cache else _cache_dir()
         # The sandbox starts (and imports tvm) while the issue is read below; it is used only
         # when the plan makes that start exactly what the script does first.
+        if args.early is not None and (args.no_warm or not cfg.sandbox.warm_start):
+            args.early.discard(forget=True)
         runner, build, warm = (_prestart(args, cfg, stack, cache, text)
                                if cfg.sandbox.warm_start and not args.no_warm
                                else (None, None, None))
@@ -457,7 +470,8 @@ def _prestart(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack
         return runner, None, None
     pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
     try:
-        warm = runner.prestart(build.python, pass_env=pass_env, preload=guess_preload(text))
+        warm = runner.prestart(build.python, pass_env=pass_env, preload=guess_preload(text),
+                               early=args.early if cache is not None else None)
     except InfraError:
         return runner, build, None
     if warm is not None:

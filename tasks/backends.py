@@ -33,14 +33,16 @@ from bot.config import SandboxConfig
 from bot.errors import InfraError
 from bot.records import field, record, replace
 from bot.runs import RunLimits, RunResult
+from tasks import launch as launch_mod
 from tasks import sandbox as sb
+from tasks.launch import RECIPE_VERSION, ph
 from tasks.watched import Watched, decode_shell_status, parse_status, setup_failure
 
 TYPE_CHECKING = False  # typing's, without importing typing (5 ms): see bot/records.py
 if TYPE_CHECKING:
-    from typing import ClassVar
+    from typing import Any, ClassVar
 
-HOST_ENV = {"PATH": sb.SANDBOX_PATH, "LANG": "C.UTF-8"}
+HOST_ENV = launch_mod.HOST_ENV  # the launcher's own environment (PATH = sb.SANDBOX_PATH)
 
 
 @record
@@ -129,6 +131,14 @@ class Sandbox(ABC):
     @abstractmethod
     def prepare(self, spec: RunSpec) -> Launch:
         """Make everything one run needs; InfraError when our side cannot."""
+
+    def recipe(self, spec: RunSpec) -> dict[str, Any] | None:
+        """The run's launch as plain data (``tasks.launch``), for a backend that has one."""
+        return None
+
+    def launch_of(self, recipe: dict[str, Any], spec: RunSpec,
+                  made: launch_mod.Made | None = None) -> Launch:
+        raise NotImplementedError(f"backend {self.name!r} has no launch recipes")
 
     @abstractmethod
     def exit_status(self, launch: Launch, watched: Watched) -> tuple[int | None, int | None]:
@@ -264,7 +274,10 @@ class BwrapSandbox(Sandbox):
             return False
         return interp is None or all(sb.reachable_by_others(d) for d in interp.binds)
 
-    def prepare(self, spec: RunSpec) -> Launch:
+    def recipe(self, spec: RunSpec) -> dict[str, Any]:
+        """This run's launch as plain data (``tasks.launch``): the command line with
+        placeholders for what each run makes anew, the bytes of its data fds, its cgroup's
+        limits. Equal recipes start equal runs."""
         bwrap = self._bwrap()
         unshare = shutil.which("unshare")
         if unshare is None:
@@ -278,47 +291,68 @@ class BwrapSandbox(Sandbox):
                 raise InfraError("the worker runs as root but `setpriv` (util-linux) is "
                                  "missing: install util-linux, or run the worker as a "
                                  "non-root user")
-        launch = Launch(argv=[], watch_disk=True, name="bwrap")
-        status_w = -1
+        blobs = {f"/etc/{name}": text.encode() for name, text in sb.etc_files(cfg.uid).items()}
+        blobs["seccomp"] = sb.seccomp_filter()
+        script_fd = None
+        if spec.warm is None:
+            blobs["script"] = spec.script.encode("utf-8", "surrogateescape")
+            script_fd = ph("blob:script")
+        env = sb.child_env(home=sb.SANDBOX_SCRATCH, tmpdir=sb.SANDBOX_TMP,
+                           pass_env=spec.pass_env)
+        if spec.warm is not None:
+            env.update(WarmFds(hook_zip=ph("hook"), channel=-1).env())  # type: ignore[arg-type]
+        inner = sb.bwrap_argv(
+            interp=interp, script_fd=script_fd, args=spec.args, env=env, limits=limits,
+            uid=cfg.uid, etc_fds={k: ph(f"blob:{k}") for k in blobs if k.startswith("/etc/")},
+            seccomp_fd=ph("blob:seccomp"), status_fd=ph("status"),
+            gpu=spec.gpu, gpu_binds=self.gpu_layout() if spec.gpu else None, bwrap=bwrap,
+            proc_hide=sb.proc_files_to_hide(), scratch_mount=ph("scratch"),
+        )
+        inner = sb.limits_wrapper_argv(ph("scratch"), limits, inner, unshare=unshare,
+                                       prlimit=shutil.which("prlimit"))
+        if setpriv is not None:
+            inner = sb.drop_privileges_argv(ph("uid"), inner, setpriv)
+        cgroup = sb.cgroup_plan(limits)
+        argv = sb.join_cgroup_argv(
+            [ph(f"procs:{c}") for c in cgroup["parents"]] if cgroup else [], inner,
+            status_fd=ph("status"), nproc=None if cgroup else limits.max_processes,
+            nofile=nofile_limit(),
+        )
+        return {"v": RECIPE_VERSION, "argv": argv, "blobs": blobs,
+                "scratch": (tempfile.gettempdir(), RUN_DIR_PREFIX), "cgroup": cgroup,
+                "lease": setpriv is not None, "warm": spec.warm is not None,
+                "env": dict(HOST_ENV)}
+
+    def prepare(self, spec: RunSpec) -> Launch:
+        return self.launch_of(self.recipe(spec), spec)
+
+    def launch_of(self, recipe: dict[str, Any], spec: RunSpec,
+                  made: launch_mod.Made | None = None) -> Launch:
+        """The ``Launch`` of ``recipe``: made now (``tasks.launch.make``), or the one
+        ``made`` already, by an early start (``tasks.launch.Early``)."""
+        launch = Launch(argv=[], watch_disk=True, name="bwrap", env=recipe["env"])
         try:
-            if setpriv is not None:
-                launch.lease = sb.lease_uid()
-            status_r, status_w = os.pipe()
-            launch.status_r = status_r
-            launch.close_after_start.append(status_w)
-            script_fd = None
-            if spec.warm is None:
-                script_fd = sb.data_fd(spec.script.encode("utf-8", "surrogateescape"),
-                                       sb.SCRIPT_NAME)
-                launch.close_after_start.append(script_fd)
-            etc = sb.etc_fds(cfg.uid)
-            launch.close_after_start += etc.values()
-            seccomp_fd = sb.data_fd(sb.seccomp_filter(), "seccomp")
-            launch.close_after_start.append(seccomp_fd)
-            _remove_stale_run_dirs()
-            scratch = Path(tempfile.mkdtemp(prefix=f"{RUN_DIR_PREFIX}{os.getpid()}-"))
-            scratch.chmod(0o755)  # the leased uid must reach it to mount its tmpfs there
-            launch.paths.append(scratch)
-            env = sb.child_env(home=sb.SANDBOX_SCRATCH, tmpdir=sb.SANDBOX_TMP,
-                               pass_env=spec.pass_env)
-            if spec.warm is not None:
-                env.update(spec.warm.env())
-            inner = sb.bwrap_argv(
-                interp=interp, script_fd=script_fd, args=spec.args, env=env, limits=limits,
-                uid=cfg.uid, etc_fds=etc, seccomp_fd=seccomp_fd, status_fd=status_w,
-                gpu=spec.gpu, gpu_binds=self.gpu_layout() if spec.gpu else None, bwrap=bwrap,
-                proc_hide=sb.proc_files_to_hide(), scratch_mount=str(scratch),
-            )
-            inner = sb.limits_wrapper_argv(str(scratch), limits, inner, unshare=unshare,
-                                           prlimit=shutil.which("prlimit"))
-            if launch.lease is not None and setpriv is not None:
-                inner = sb.drop_privileges_argv(launch.lease.uid, inner, setpriv)
-            launch.cgroup = sb.make_cgroup(limits)
-            launch.argv = sb.join_cgroup_argv(
-                launch.cgroup.procs_files if launch.cgroup else [], inner, status_fd=status_w,
-                nproc=None if launch.cgroup else limits.max_processes, nofile=nofile_limit(),
-            )
-            launch.pass_fds = tuple(launch.close_after_start) + _warm_fds(spec)
+            if made is None:
+                if recipe["lease"]:
+                    launch.lease = sb.lease_uid()
+                _remove_stale_run_dirs()
+                for parent in (recipe["cgroup"] or {}).get("parents", {}).values():
+                    sb._remove_stale(Path(parent))
+                given = {} if spec.warm is None else {"hook": spec.warm.hook_zip,
+                                                       "channel": spec.warm.channel}
+                try:
+                    made = launch_mod.make(recipe, given,
+                                           uid=launch.lease.uid if launch.lease else None)
+                except OSError as e:
+                    raise InfraError(f"cannot set up the run's sandbox: {e}") from e
+            launch.argv = made.argv
+            launch.status_r, made.status_r = made.status_r, -1
+            launch.close_after_start, made.pass_fds = list(made.pass_fds), []
+            launch.pass_fds = (*launch.close_after_start, *made.given_fds)
+            launch.paths.append(Path(made.scratch))
+            if made.cgroup_dirs:
+                launch.cgroup = sb.Cgroup(made.cgroup_version,
+                                          {c: Path(d) for c, d in made.cgroup_dirs.items()})
         except BaseException:
             self.cleanup(launch)
             raise

@@ -53,6 +53,8 @@ TYPE_CHECKING = False  # typing's, without importing typing (5 ms): see bot/reco
 if TYPE_CHECKING:
     from typing import Any
 
+    from tasks.launch import Early
+
 # A stream producing more than this many times its kept tail is an output flood: killed.
 OUTPUT_FLOOD_FACTOR = 50
 # How often limits are checked while the script runs.
@@ -132,13 +134,15 @@ class SandboxRunner:
 
     def prestart(self, python: str, *, pass_env: Mapping[str, str] = {},
                  preload: Sequence[tuple[str, Sequence[str]]] = (("tvm", ()),),
-                 ) -> Prestarted | None:
+                 early: Early | None = None) -> Prestarted | None:
         """Start a CPU run on ``python`` before its script is known (see ``Prestarted``), or
         None where this backend cannot (docker) or a passed PYTHONPATH would meet the hook's.
         ``preload``: the imports it does meanwhile, ``(module, fromlist)`` in order.
-        InfraError when the sandbox cannot be set up (a cold run would say the same)."""
+        InfraError when the sandbox cannot be set up (a cold run would say the same).
+        ``early``: the run ``reprobot triage``'s console entry started from the last recipe
+        (``tasks.launch``): used when its recipe is this run's, else killed unused."""
         return prestart(python, sandbox=self.sandbox, pass_env=pass_env,
-                        cache_dir=self.cache_dir, preload=preload)
+                        cache_dir=self.cache_dir, preload=preload, early=early)
 
     def check(self) -> str:
         return self.sandbox.check()
@@ -159,33 +163,56 @@ def check_sandbox(sandbox: Sandbox | SandboxConfig) -> str:
 def prestart(python: str, *, sandbox: Sandbox, pass_env: Mapping[str, str] = {},
              cache_dir: Path | None = None,
              preload: Sequence[tuple[str, Sequence[str]]] = (("tvm", ()),),
-             ) -> Prestarted | None:
+             early: Early | None = None) -> Prestarted | None:
     """See ``SandboxRunner.prestart``."""
     if not sandbox.warm_start or "PYTHONPATH" in pass_env:
+        if early is not None:
+            early.discard(forget=True)
         return None
     from tasks import warm
     from tasks.backends import WarmFds
 
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    hook_fd = -1
+    message = warm.preload_message(preload)  # (ValueError for a name that is no import)
+    spec = RunSpec(script="", python=python, pass_env=dict(pass_env), cache_dir=cache_dir,
+                   warm=WarmFds(hook_zip=-1, channel=-1))
+    recipe = sandbox.recipe(spec)
+    taken = None
+    if early is not None:
+        if recipe is None:
+            early.discard(forget=True)  # (a backend without recipes: none to save)
+        else:
+            taken = early.take(recipe)
     launch: Launch | None = None
-    try:
-        hook_fd = sb.data_fd(warm.hook_zip(theirs.fileno(), preload), "warm-hook")
-        spec = RunSpec(script="", python=python, pass_env=dict(pass_env),
-                       cache_dir=cache_dir, warm=WarmFds(hook_zip=hook_fd,
-                                                          channel=theirs.fileno()))
-        launch = sandbox.prepare(spec)
-        run = _Run(launch, limits=sandbox.limits)
-        launch.started()
-    except BaseException:
-        ours.close()
-        if launch is not None:
-            sandbox.cleanup(launch)
-        raise
-    finally:
-        theirs.close()  # the run holds its own copies now (or never will)
-        if hook_fd >= 0:
-            os.close(hook_fd)
+    if taken is not None:  # started from this very recipe before the bot's modules loaded
+        made, proc, channel, started_at = taken
+        assert recipe is not None
+        launch = sandbox.launch_of(recipe, spec, made)
+        run = _Run(launch, limits=sandbox.limits, proc=(proc, started_at))
+        ours = socket.socket(fileno=channel)
+    else:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        hook_fd = -1
+        try:
+            hook_fd = sb.data_fd(warm.hook_zip(theirs.fileno()), "warm-hook")
+            spec = RunSpec(script="", python=python, pass_env=dict(pass_env),
+                           cache_dir=cache_dir, warm=WarmFds(hook_zip=hook_fd,
+                                                              channel=theirs.fileno()))
+            launch = (sandbox.launch_of(recipe, spec) if recipe is not None
+                      else sandbox.prepare(spec))
+            run = _Run(launch, limits=sandbox.limits)
+            launch.started()
+        except BaseException:
+            ours.close()
+            if launch is not None:
+                sandbox.cleanup(launch)
+            raise
+        finally:
+            theirs.close()  # the run holds its own copies now (or never will)
+            if hook_fd >= 0:
+                os.close(hook_fd)
+    assert launch is not None
+    with contextlib.suppress(OSError):  # (it died meanwhile: go() sees how)
+        ours.sendall(message)
     started = Prestarted(sandbox, launch, run, ours, python=python, pass_env=dict(pass_env),
                          cache_dir=cache_dir)
     started.preload = tuple((m, tuple(f)) for m, f in preload)
@@ -308,7 +335,10 @@ class _Run:
     """Start a backend's ``Launch`` in its own session and watch it until it ends or a limit
     kills it (the same for every backend)."""
 
-    def __init__(self, launch: Launch, *, limits: RunLimits) -> None:
+    def __init__(self, launch: Launch, *, limits: RunLimits,
+                 proc: tuple[subprocess.Popen[bytes], float] | None = None) -> None:
+        """``proc``: the launch's process and its start (``time.monotonic()``), when it was
+        started already (``tasks.launch.Early``)."""
         self.limits = limits
         self.cgroup = launch.cgroup
         self.status_r = launch.status_r
@@ -318,8 +348,26 @@ class _Run:
         self.find_cgroup = launch.find_cgroup
         self.start = time.monotonic()
         stdin_data = launch.stdin_data
+        if proc is not None:
+            self.proc, self.start = proc
+        else:
+            self.proc = self._spawn(launch)
+        # the watcher owns the status pipe's read end from here on
+        launch.status_r = None
+        if stdin_data is not None:
+            threading.Thread(target=self._feed, args=(stdin_data,), daemon=True).start()
+        self.killed = False
+        self.limit_hit: str | None = None
+        self.timed_out = False
+        self.disk_fds: dict[str, int] = {}
+        self.status = bytearray()
+
+    @staticmethod
+    def _spawn(launch: Launch) -> subprocess.Popen[bytes]:
+        # (tasks.launch.spawn starts an early one the same way)
+        stdin_data = launch.stdin_data
         try:
-            self.proc = subprocess.Popen(
+            return subprocess.Popen(
                 launch.argv,
                 stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -334,15 +382,6 @@ class _Run:
             )
         except OSError as e:
             raise InfraError(f"cannot start {launch.argv[0]!r}: {e}") from e
-        # the watcher owns the status pipe's read end from here on
-        launch.status_r = None
-        if stdin_data is not None:
-            threading.Thread(target=self._feed, args=(stdin_data,), daemon=True).start()
-        self.killed = False
-        self.limit_hit: str | None = None
-        self.timed_out = False
-        self.disk_fds: dict[str, int] = {}
-        self.status = bytearray()
 
     def _feed(self, data: bytes) -> None:
         assert self.proc.stdin is not None

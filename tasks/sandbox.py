@@ -456,13 +456,15 @@ def docker_seccomp_profile(machine: str | None = None) -> dict[str, Any]:
     return {"defaultAction": "SCMP_ACT_ALLOW", "architectures": arch, "syscalls": rules}
 
 
-def drop_privileges_argv(uid: int, inner: Sequence[str], setpriv: str = "setpriv") -> list[str]:
+def drop_privileges_argv(uid: int | str, inner: Sequence[str],
+                         setpriv: str = "setpriv") -> list[str]:
     """Run ``inner`` (bwrap) as host uid/gid ``uid`` with no groups, capabilities or new
     privileges. Used when the worker runs as root: otherwise bwrap maps the sandbox user to host
     root (kuid 0), which owns every root-owned file it can see and passes the kernel's
     "is root" checks on /proc/sys and keyrings."""
     return [
-        setpriv, f"--reuid={int(uid)}", f"--regid={int(uid)}", "--clear-groups",
+        setpriv, f"--reuid={_int_or_placeholder(uid)}", f"--regid={_int_or_placeholder(uid)}",
+        "--clear-groups",
         "--inh-caps=-all", "--no-new-privs", "--", *inner,
     ]
 
@@ -628,14 +630,14 @@ def _root_only_files(top: str, depth: int = _HIDE_SCAN_DEPTH) -> list[str]:
 def bwrap_argv(
     *,
     interp: Interpreter,
-    script_fd: int | None,
+    script_fd: int | str | None,
     args: Sequence[str],
     env: Mapping[str, str],
     limits: RunLimits,
     uid: int,
-    etc_fds: Mapping[str, int],
-    seccomp_fd: int | None = None,
-    status_fd: int | None = None,
+    etc_fds: Mapping[str, int | str],
+    seccomp_fd: int | str | None = None,
+    status_fd: int | str | None = None,
     gpu: bool = False,
     gpu_devices: Sequence[str] = (),
     gpu_binds: GpuLayout | None = None,
@@ -643,7 +645,8 @@ def bwrap_argv(
     scratch_mount: str | None = None,
     bwrap: str = "bwrap",
 ) -> list[str]:
-    """The full bwrap command line for one run (pure: no I/O).
+    """The full bwrap command line for one run (pure: no I/O). An fd may be given as a
+    ``tasks.launch`` placeholder (a string), filled in when the run is made.
 
     ``etc_fds``: sandbox path -> fd holding the generated file (copied in with ``--file``).
     ``seccomp_fd``: fd holding the BPF program of :func:`seccomp_filter`.
@@ -1130,40 +1133,42 @@ def _probe_v2(base: Path) -> str:
         return f"cannot enable memory/pids for child cgroups: {e.strerror}"
 
 
-def make_cgroup(limits: RunLimits) -> Cgroup | None:
-    """Create a per-run cgroup with the memory and pids limits; None when unsupported."""
+def cgroup_plan(limits: RunLimits) -> dict[str, Any] | None:
+    """A per-run cgroup with the memory and pids limits, as ``tasks.launch`` makes it:
+    ``{"version", "parents": {controller: dir}, "writes": [(controller, file, value,
+    required)]}``; None when unsupported."""
     s = cgroup_support()
     if s.version == 0:
         return None
-    name = f"reprobot-{os.getpid()}-{os.urandom(6).hex()}"
-    mem = str(int(limits.memory_bytes))
-    for parent in s.parents.values():
-        _remove_stale(parent)
+    mem, pids = str(int(limits.memory_bytes)), str(int(limits.max_processes))
+    if s.version == 1:
+        writes = [("memory", "memory.limit_in_bytes", mem, True),
+                  ("memory", "memory.memsw.limit_in_bytes", mem, False),  # (without swap acct.)
+                  ("memory", "memory.swappiness", "0", False),
+                  ("pids", "pids.max", pids, True)]
+    else:
+        writes = [("unified", "memory.max", mem, True),
+                  ("unified", "memory.swap.max", "0", False),
+                  ("unified", "memory.oom.group", "1", False),
+                  ("unified", "pids.max", pids, True)]
+    return {"version": s.version, "parents": {c: str(p) for c, p in s.parents.items()},
+            "writes": writes}
+
+
+def make_cgroup(limits: RunLimits) -> Cgroup | None:
+    """Create a per-run cgroup with the memory and pids limits; None when unsupported."""
+    from tasks import launch
+
+    plan = cgroup_plan(limits)
+    if plan is None:
+        return None
+    for parent in plan["parents"].values():
+        _remove_stale(Path(parent))
     try:
-        if s.version == 1:
-            dirs = {c: p / name for c, p in s.parents.items()}
-            for d in dirs.values():
-                d.mkdir()
-            m = dirs["memory"]
-            (m / "memory.limit_in_bytes").write_text(mem)
-            if (m / "memory.memsw.limit_in_bytes").exists():
-                with contextlib.suppress(OSError):
-                    (m / "memory.memsw.limit_in_bytes").write_text(mem)
-            with contextlib.suppress(OSError):
-                (m / "memory.swappiness").write_text("0")
-            (dirs["pids"] / "pids.max").write_text(str(int(limits.max_processes)))
-            return Cgroup(1, dirs)
-        d = s.parents["unified"] / name
-        d.mkdir()
-        (d / "memory.max").write_text(mem)
-        with contextlib.suppress(OSError):
-            (d / "memory.swap.max").write_text("0")
-        with contextlib.suppress(OSError):
-            (d / "memory.oom.group").write_text("1")
-        (d / "pids.max").write_text(str(int(limits.max_processes)))
-        return Cgroup(2, {"unified": d})
+        dirs = launch.make_cgroup(plan)
     except OSError as e:
-        raise InfraError(f"cannot set up the run's cgroup {name}: {e}") from e
+        raise InfraError(f"cannot set up the run's cgroup: {e}") from e
+    return Cgroup(plan["version"], {c: Path(d) for c, d in dirs.items()})
 
 
 def _remove_stale(parent: Path) -> None:
@@ -1180,7 +1185,8 @@ def _remove_stale(parent: Path) -> None:
                 (parent / n).rmdir()
 
 
-def join_cgroup_argv(procs_files: Sequence[str], inner: Sequence[str], *, status_fd: int | None,
+def join_cgroup_argv(procs_files: Sequence[str], inner: Sequence[str], *,
+                     status_fd: int | str | None,
                      nproc: int | None = None, nofile: int | None = None) -> list[str]:
     """Prefix ``inner`` with a tiny shell that moves itself into the cgroups (so that every
     descendant starts inside them: no race), sets rlimits (``nofile``: soft and hard), tells
@@ -1198,9 +1204,19 @@ def join_cgroup_argv(procs_files: Sequence[str], inner: Sequence[str], *, status
     )
     if status_fd is not None:
         # (dash only redirects single-digit fds: write through /proc instead)
-        lines.append(f"echo R > /proc/self/fd/{int(status_fd)}")
+        lines.append(f"echo R > /proc/self/fd/{_int_or_placeholder(status_fd)}")
     lines.append('exec "$@"')
     return ["/bin/sh", "-c", "; ".join(lines), "reprobot-sandbox", *procs_files, *inner]
+
+
+def _int_or_placeholder(value: int | str) -> str:
+    """A number for a command line, or a ``tasks.launch`` placeholder (``\\0name\\0``) that
+    ``tasks.launch.make`` fills with one."""
+    if isinstance(value, str):
+        if not (value.startswith("\0") and value.endswith("\0") and value.count("\0") == 2):
+            raise ValueError(f"not a number or a placeholder: {value!r}")
+        return value
+    return str(int(value))
 
 
 # --------------------------------------------------------------------------- checks

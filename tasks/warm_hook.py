@@ -5,8 +5,9 @@ Trusted code with the script's own privileges, shipped as a zip on an inherited 
 
 1. hides itself (its ``sys.path`` entry, its importer cache entries, ``PYTHONPATH``) and runs
    the interpreter's real ``sitecustomize`` first, if it has one (as ``site`` would have);
-2. does the imports the script's leading import statements do (``_PRELOAD``: ``import tvm``,
-   or what ``bot.warmstart`` guessed), in their order, as they would (``sys.path[0]`` = the
+2. reads the imports to do from the channel (``LEN\\n`` then ``module name,name`` lines:
+   the script's leading import statements, ``import tvm`` or what ``bot.warmstart`` guessed;
+   on EOF it exits at once) and does them in their order, as they would (``sys.path[0]`` = the
    scratch, the ``__main__`` file name set), with any warning attributed to this frame turned
    into an error (the script's own line would have been named: not equivalent);
 3. says ``1`` (ready) or ``0`` (not equivalent: the bot runs the script cold) on the channel;
@@ -18,14 +19,13 @@ Trusted code with the script's own privileges, shipped as a zip on an inherited 
 On EOF without a message (the bot chose the cold path) it exits at once. Only modules the
 interpreter has already imported at start are used (``os``, ``sys``, the frozen importlib,
 ``_warnings``), so the script finds ``sys.modules`` as a cold start leaves it (plus tvm's).
-``_CHANNEL_FD`` and ``_PRELOAD`` are set by tasks/warm.py when it ships this file.
+``_CHANNEL_FD`` is set by tasks/warm.py when it ships this file.
 """
 
 import os
 import sys
 
 _CHANNEL_FD = -1
-_PRELOAD = (("tvm", ()),)
 _SCRIPT = "repro.py"
 
 
@@ -46,6 +46,41 @@ def _read_message() -> bytes:
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
+
+
+def _read_exact(n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        try:
+            chunk = os.read(_CHANNEL_FD, n - len(data))
+        except OSError:
+            return b""
+        if not chunk:
+            return b""
+        data += chunk
+    return data
+
+
+def _read_preload() -> tuple:
+    """The imports to do, ``((module, (name, ...)), ...)``; None on EOF (the bot's cold path)."""
+    head = b""
+    while not head.endswith(b"\n"):
+        byte = _read_exact(1)
+        if not byte or len(head) > 12:
+            return None  # type: ignore[return-value]
+        head += byte
+    try:
+        size = int(head)
+    except ValueError:
+        return None  # type: ignore[return-value]
+    body = _read_exact(size)
+    if len(body) != size:
+        return None  # type: ignore[return-value]
+    out = []
+    for line in body.decode().split("\n") if body else ():
+        module, _, names = line.partition(" ")
+        out.append((module, tuple(names.split(",")) if names else ()))
+    return tuple(out)
 
 
 def _find(name: str, path: list) -> object:
@@ -81,7 +116,7 @@ def _real_sitecustomize(path: list) -> bool:
     return True
 
 
-def _preload(scratch: str) -> bool:
+def _preload(scratch: str, imports: tuple) -> bool:
     import _warnings  # builtin, imported at start
 
     main = sys.modules["__main__"]
@@ -92,7 +127,6 @@ def _preload(scratch: str) -> bool:
     sys.path.insert(0, scratch)
     ok = True
     try:
-        imports: tuple[tuple[str, tuple[str, ...]], ...] = _PRELOAD  # (local: not evaluated)
         for module, fromlist in imports:
             # as the script's import statement does it, minus binding names in __main__
             found = __import__(module, main.__dict__, None, fromlist or None, 0)
@@ -142,7 +176,10 @@ def _main() -> bool:
         user = getattr(sys.modules.get("site"), "ENABLE_USER_SITE", False)
         if user and _find("usercustomize", sys.path) is not None:
             ok = False  # it would run before the script's import: not equivalent
-    ok = ok and _preload(os.getcwd())
+    imports = _read_preload()
+    if imports is None:
+        os._exit(0)  # the bot chose the cold path
+    ok = ok and _preload(os.getcwd(), imports)
     _say(b"1" if ok else b"0")
     data = _read_message() if ok else b""
     try:

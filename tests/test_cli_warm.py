@@ -140,3 +140,77 @@ def test_a_script_not_starting_with_tvm_or_no_script_discards_the_warm_start(
     cold = triage(tmp_path, text, capsys, "--no-warm")
     assert timeless(hot) == timeless(cold)
     assert list(Path(tempfile.gettempdir()).glob(f"reprobot-run-{os.getpid()}-*")) == []
+
+
+# --------------------------------------------------------------------------- the early start
+
+def early_triage(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str],
+                 *extra: str) -> tuple[dict[str, Any], Any]:
+    """What the console script does: tasks.launch.quick_start, then the command with it."""
+    from tasks import launch
+
+    src = tmp_path / "issue.md"
+    src.write_text(text)
+    argv = ["triage", str(src), "--json", *extra]
+    early = launch.quick_start(argv, os.environ)
+    code, _ = cli._main(argv, early)
+    assert code == 0
+    return json.loads(capsys.readouterr().out), early
+
+
+def test_the_next_triage_starts_its_sandbox_from_the_last_ones_recipe(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks import launch
+
+    script = "import numpy\nimport tvm\nimport os, sys\nprint(sys.argv[1:], sorted(os.listdir('.')))\n"
+    first, early = early_triage(tmp_path, issue(script), capsys)
+    assert early.proc is None  # nothing saved yet: the bot started its own and saved its recipe
+    path = Path(launch.recipe_path(os.environ))
+    assert path.exists()
+    spy = Spy(monkeypatch)
+    second, early = early_triage(tmp_path, issue(script), capsys)
+    assert early.proc is not None and early.taken and spy.used == ["warm"]
+    assert early.proc.returncode is not None  # ended, reaped
+    assert second["run"]["stdout_tail"] == "[] ['repro.py']\n"
+    assert timeless(second) == timeless(first)
+    cold = triage(tmp_path, issue(script), capsys, "--no-warm")
+    assert timeless(second) == timeless(cold)
+    mine = f"reprobot-run-{os.getpid()}-"  # the runs' scratch mount points: all removed
+    assert not [p for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith(mine)]
+
+
+def test_a_stale_recipe_is_killed_unused_and_replaced(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks import launch
+
+    script = "import tvm\nimport os\nprint('stale:', os.environ.get('REPROBOT_TEST_STALE'))\n"
+    early_triage(tmp_path, issue(script), capsys)
+    path = launch.recipe_path(os.environ)
+    saved = launch.load(path)
+    assert saved is not None
+    fresh = launch.normal(saved)
+    at = saved["argv"].index("--clearenv") + 1  # the same run, but one variable more
+    saved["argv"][at:at] = ["--setenv", "REPROBOT_TEST_STALE", "1"]
+    launch.save(path, saved)
+    spy = Spy(monkeypatch)
+    out, early = early_triage(tmp_path, issue(script), capsys)
+    assert early.proc is not None and early.proc.returncode is not None  # started, then killed
+    assert early.made.scratch == "" and early.made.cgroup_dirs == {}  # and cleaned up
+    assert spy.used == ["warm"]  # the bot's own prestart ran the script
+    assert out["run"]["stdout_tail"] == "stale: None\n"
+    assert launch.load(path) == fresh  # the bot's recipe replaced the stale one
+
+
+def test_no_warm_start_in_the_config_forgets_the_recipe(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks import launch
+
+    early_triage(tmp_path, issue("import tvm\nprint(1)\n"), capsys)
+    path = Path(launch.recipe_path(os.environ))
+    assert path.exists()
+    (tmp_path / "reprobot.yml").write_text("sandbox:\n  warm_start: false\n")
+    monkeypatch.setenv("REPROBOT_CONFIG", str(tmp_path / "reprobot.yml"))
+    out, early = early_triage(tmp_path, issue("import tvm\nprint(1)\n"), capsys)
+    assert early.proc is not None and early.proc.returncode is not None  # killed unused
+    assert out["run"]["stdout_tail"] == "1\n"
+    assert not path.exists()  # the next triage starts nothing it will not use

@@ -298,17 +298,33 @@ def test_docker_cannot_prestart() -> None:
     assert prestart(sys.executable, sandbox=bwrap, pass_env={"PYTHONPATH": "/x"}) is None
 
 
-def test_the_hook_zip_and_message() -> None:
-    data = warm.hook_zip(7, [("numpy", ()), ("tvm", ["te", "*"])])
+def test_the_hook_zip_and_messages() -> None:
+    data = warm.hook_zip(7)
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         assert z.namelist() == ["sitecustomize.py"]
         source = z.read("sitecustomize.py").decode()
     assert "\n_CHANNEL_FD = 7\n" in source
-    assert "\n_PRELOAD = (('numpy', ()), ('tvm', ('te', '*')))\n" in source
     compile(source, "sitecustomize.py", "exec")
+    # the imports come over the channel; the hook reads them back as the bot meant them
+    preload = (("numpy", ()), ("tvm", ("te", "*")), ("tvm.relax.frontend", ("nn",)))
+    msg = warm.preload_message(preload)
+    assert msg == b"37\nnumpy \ntvm te,*\ntvm.relax.frontend nn"
+    r, w = os.pipe()
+    os.write(w, msg + b"more")
+    hook: dict[str, object] = {"__name__": "hook"}
+    exec(compile(source.replace("\n_CHANNEL_FD = 7\n", "\n_CHANNEL_FD = -1\n"), "h", "exec"),
+         hook)  # (-1: its main part does not run here)
+    hook["_CHANNEL_FD"] = r
+    try:
+        assert hook["_read_preload"]() == preload  # type: ignore[operator]
+        assert os.read(r, 10) == b"more"  # not a byte past its own message
+        os.close(w)
+        assert hook["_read_preload"]() is None  # type: ignore[operator]  # EOF: cold
+    finally:
+        os.close(r)
     for bad in [("os; import x", ()), ("a", ("b)",)), ("", ())]:
         with pytest.raises(ValueError):
-            warm.hook_zip(7, [bad])
+            warm.preload_message([bad])
     msg = warm.message("print('é')\n", ["a b", "", "--x"])
     head, _, rest = msg.partition(b"\n")
     assert rest[: int(head)].decode() == "print('é')\n"

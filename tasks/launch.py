@@ -14,8 +14,8 @@ sooner than the bot could prepare one. The hook inside waits for its imports to 
 two are equal (``Early.take``); otherwise it kills it, unused, before anything was sent to
 it, starts its own and saves its recipe for the next time.
 
-Imports nothing beyond the interpreter's own start-up modules but ``marshal`` and, to spawn,
-``subprocess``: this runs before the bot's modules load.
+Imports nothing beyond the interpreter's own start-up modules but ``marshal`` (and builtin
+ones: ``_signal``, ``_socket``): this runs before the bot's modules load.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import sys
 
 TYPE_CHECKING = False  # typing's, without importing typing: see bot/records.py
 if TYPE_CHECKING:
-    from subprocess import Popen
     from typing import Any
 
 RECIPE_VERSION = 1
@@ -191,16 +190,113 @@ def make(recipe: dict[str, Any], given: dict[str, int] | None = None, *,
     return made
 
 
-def spawn(made: Made, recipe: dict[str, Any]) -> Popen[bytes]:
-    """Start the launcher as the runner does (tasks.runner._Run): its own session, no stdin,
-    piped output, no fd but the passed ones, the host's minimal environment, cwd /."""
-    import subprocess
+def spawn(made: Made, recipe: dict[str, Any]) -> Spawned:
+    """Start the launcher as the runner starts every run (``tasks.runner._Run``): its own
+    session, stdin from /dev/null, stdout and stderr piped, no fd but the passed ones, the
+    recipe's environment, cwd /, SIGPIPE and SIGXFSZ at their defaults. With
+    ``os.posix_spawn``: importing ``subprocess`` would cost more than the rest of the early
+    start. OSError when it cannot start."""
+    import _signal
 
-    return subprocess.Popen(
-        made.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        pass_fds=(*made.pass_fds, *made.given_fds), start_new_session=True, close_fds=True,
-        cwd="/", env=dict(recipe["env"]),
-    )
+    passed = (*made.pass_fds, *made.given_fds)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    here = -1
+    try:
+        if min(out_r, out_w, err_r, err_w) < 3:  # (started with a std stream closed)
+            raise OSError("a standard stream of the bot is closed")
+        for fd in passed:
+            os.set_inheritable(fd, True)
+        _inherit_only(passed)
+        here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        os.chdir("/")  # (posix_spawn has no cwd; nothing else runs in this process yet)
+        try:
+            pid = os.posix_spawn(
+                made.argv[0], made.argv, dict(recipe["env"]),
+                file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+                              (os.POSIX_SPAWN_DUP2, out_w, 1),
+                              (os.POSIX_SPAWN_DUP2, err_w, 2)],
+                setsid=True, setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
+            )
+        finally:
+            os.fchdir(here)
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (out_w, err_w, here):
+            if fd >= 0:
+                os.close(fd)
+    return Spawned(pid, made.argv, out_r, err_r)
+
+
+def _inherit_only(passed: tuple[int, ...]) -> None:
+    """Mark every fd of ours but 0-2 and ``passed`` close-on-exec (what ``close_fds`` does for
+    a Popen child): fds the bot itself inherited must not reach the sandbox."""
+    keep = set(passed)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:  # noqa: SIM105
+                os.set_inheritable(fd, False)
+            except OSError:  # (the listing's own fd, closed by now)
+                pass
+
+
+class Spawned:
+    """What the runner uses of a ``subprocess.Popen``, for the process ``spawn`` started."""
+
+    def __init__(self, pid: int, args: list[str], out: int, err: int) -> None:
+        self.pid, self.args = pid, args
+        self.returncode: int | None = None
+        self.stdin = None
+        self.stdout = open(out, "rb", buffering=0)  # noqa: SIM115 - closed by the runner
+        self.stderr = open(err, "rb", buffering=0)  # noqa: SIM115
+
+    def _reap(self, flags: int) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, flags)
+        except ChildProcessError:  # (reaped by someone else: as Popen says then)
+            self.returncode = 0
+            return
+        if pid == self.pid:
+            self.returncode = os.waitstatus_to_exitcode(status)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._reap(os.WNOHANG)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.0005
+        while self.returncode is None:
+            if deadline is None:
+                self._reap(0)
+                continue
+            if self.poll() is not None:
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                import subprocess
+
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.05)
+        assert self.returncode is not None
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            import _signal
+
+            try:  # noqa: SIM105
+                os.kill(self.pid, _signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 # --------------------------------------------------------------------------- the early start
@@ -272,12 +368,12 @@ class Early:
         self.path = path
         self.recipe = recipe
         self.made: Made | None = None
-        self.proc: Popen[bytes] | None = None
+        self.proc: Spawned | None = None
         self.channel = -1  # our end of the hook's socket pair
         self.started_at = 0.0  # time.monotonic() of the spawn
         self.taken = False
 
-    def take(self, recipe: dict[str, Any]) -> tuple[Made, Popen[bytes], int, float] | None:
+    def take(self, recipe: dict[str, Any]) -> tuple[Made, Spawned, int, float] | None:
         """(what was made, the process, our channel fd, spawn time) when this run was started
         from exactly ``recipe``; else None (it is discarded, and ``recipe`` saved)."""
         fresh = normal(recipe)
@@ -308,10 +404,10 @@ class Early:
             except OSError:
                 pass
             self.channel = -1
-        import signal
+        import _signal
 
         try:  # noqa: SIM105
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(proc.pid, _signal.SIGKILL)
         except OSError:
             pass
         assert made is not None
@@ -333,12 +429,12 @@ def _kill_cgroup(d: str) -> None:
             return
         if not pids:
             return
-        import signal
+        import _signal
         import time
 
         for pid in pids:
             try:  # noqa: SIM105
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, _signal.SIGKILL)
             except OSError:
                 pass
         time.sleep(0.01)

@@ -53,7 +53,7 @@ TYPE_CHECKING = False  # typing's, without importing typing (5 ms): see bot/reco
 if TYPE_CHECKING:
     from typing import Any
 
-    from tasks.launch import Early
+    from tasks.launch import Early, Spawned
 
 # A stream producing more than this many times its kept tail is an output flood: killed.
 OUTPUT_FLOOD_FACTOR = 50
@@ -336,7 +336,7 @@ class _Run:
     kills it (the same for every backend)."""
 
     def __init__(self, launch: Launch, *, limits: RunLimits,
-                 proc: tuple[subprocess.Popen[bytes], float] | None = None) -> None:
+                 proc: tuple[Spawned, float] | None = None) -> None:
         """``proc``: the launch's process and its start (``time.monotonic()``), when it was
         started already (``tasks.launch.Early``)."""
         self.limits = limits
@@ -348,6 +348,7 @@ class _Run:
         self.find_cgroup = launch.find_cgroup
         self.start = time.monotonic()
         stdin_data = launch.stdin_data
+        self.proc: subprocess.Popen[bytes] | Spawned
         if proc is not None:
             self.proc, self.start = proc
         else:

@@ -162,7 +162,8 @@ def test_the_next_triage_starts_its_sandbox_from_the_last_ones_recipe(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from tasks import launch
 
-    script = "import numpy\nimport tvm\nimport os, sys\nprint(sys.argv[1:], sorted(os.listdir('.')))\n"
+    script = ("import numpy\nimport tvm\nimport os, sys\nprint(sys.argv[1:], sorted(os.listdir('.')))\n"
+              "print(sorted(os.listdir('/proc/self/fd')), sorted(os.environ), os.getcwd())\n")
     first, early = early_triage(tmp_path, issue(script), capsys)
     assert early.proc is None  # nothing saved yet: the bot started its own and saved its recipe
     path = Path(launch.recipe_path(os.environ))
@@ -171,7 +172,7 @@ def test_the_next_triage_starts_its_sandbox_from_the_last_ones_recipe(
     second, early = early_triage(tmp_path, issue(script), capsys)
     assert early.proc is not None and early.taken and spy.used == ["warm"]
     assert early.proc.returncode is not None  # ended, reaped
-    assert second["run"]["stdout_tail"] == "[] ['repro.py']\n"
+    assert second["run"]["stdout_tail"].startswith("[] ['repro.py']\n['0', '1', '2', '3']")
     assert timeless(second) == timeless(first)
     cold = triage(tmp_path, issue(script), capsys, "--no-warm")
     assert timeless(second) == timeless(cold)

@@ -404,15 +404,15 @@ class Early:
             except OSError:
                 pass
             self.channel = -1
+        assert made is not None
+        for d in made.cgroup_dirs.values():  # first: bwrap, still alive, reaps them
+            _kill_cgroup(d, spare=proc.pid)
         import _signal
 
         try:  # noqa: SIM105
             os.killpg(proc.pid, _signal.SIGKILL)
         except OSError:
             pass
-        assert made is not None
-        for d in made.cgroup_dirs.values():
-            _kill_cgroup(d)
         proc.wait()
         for f in (proc.stdout, proc.stderr):
             if f is not None:
@@ -420,11 +420,11 @@ class Early:
         made.release()
 
 
-def _kill_cgroup(d: str) -> None:
+def _kill_cgroup(d: str, spare: int) -> None:
     for _ in range(50):
         try:
             with open(os.path.join(d, "cgroup.procs")) as f:
-                pids = [int(x) for x in f.read().split()]
+                pids = [int(x) for x in f.read().split() if int(x) != spare]
         except (OSError, ValueError):
             return
         if not pids:

@@ -397,12 +397,14 @@ class _Run:
         if self.killed:
             return
         self.killed = True
+        if self.cgroup is not None:
+            # first the sandbox's own processes: the launcher (bwrap), still alive, reaps
+            # them, rather than leaving them to the host's init
+            self.cgroup.kill_all(spare=self.proc.pid)
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             self.proc.kill()
-        if self.cgroup is not None:
-            self.cgroup.kill_all()
         if self.on_kill is not None:
             with contextlib.suppress(Exception):
                 self.on_kill()

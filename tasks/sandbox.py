@@ -994,13 +994,15 @@ class Cgroup:
                 out.update(int(x) for x in Path(f).read_text().split())
         return out
 
-    def kill_all(self) -> None:
-        if self.version == 2:
+    def kill_all(self, spare: int | None = None) -> None:
+        """SIGKILL every process in the cgroup, and wait (up to 0.5 s) until none is left;
+        ``spare``: all but that one (the launcher, bwrap, which then reaps them)."""
+        if self.version == 2 and spare is None:
             d = self.dirs["unified"]
             with contextlib.suppress(OSError):
                 (d / "cgroup.kill").write_text("1")
         for _ in range(50):
-            pids = self.pids()
+            pids = self.pids() - {spare}
             if not pids:
                 return
             for pid in pids:

@@ -3,9 +3,11 @@ recipe ``reprobot triage``'s console entry starts its sandbox from (``quick_star
 
 from __future__ import annotations
 
+import json
 import marshal
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -157,3 +159,50 @@ def test_quick_start_never_raises_and_starts_nothing_from_a_recipe_it_cannot_mak
     assert early is not None and early.proc is None
     assert early.recipe == launch.normal(recipe)  # (the bot compares, and saves its own)
     early.discard()
+
+
+ROOT = str(Path(__file__).resolve().parents[1])
+EARLY_IMPORTS = """\
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from tasks import launch
+recipe = {"v": launch.RECIPE_VERSION, "blobs": {"note": b"from the recipe"},
+          "argv": ["/bin/sh", "-c", "cat /proc/self/fd/$0; echo; ls /proc/self/fd; exec sleep 30",
+                   launch.ph("blob:note")],
+          "scratch": (sys.argv[2], "run-"), "cgroup": None, "lease": False, "warm": True,
+          "env": {"PATH": "/usr/bin:/bin"}}
+env = {"XDG_CACHE_HOME": sys.argv[2]}
+launch.save(launch.recipe_path(env), recipe)
+loaded = set(sys.modules)
+early = launch.quick_start(["triage", "issue.md"], env)
+new = sorted(set(sys.modules) - loaded)
+line = early.proc.stdout.readline().decode()  # (FileIO: unbuffered)
+fds = sorted(int(x) for x in early.proc.stdout.read(4096).split())
+sid = os.getsid(early.proc.pid) == early.proc.pid
+scratch = early.made.scratch
+early.discard()
+print(json.dumps({"new": new, "line": line, "fds": fds, "sid": sid,
+                  "code": early.proc.returncode, "scratch_left": os.path.exists(scratch)}))
+"""
+
+
+def test_the_early_start_spawns_the_recipe_with_builtins_only(tmp_path: Path) -> None:
+    """Before the bot's modules load: no subprocess, pathlib, json, socket, threading or
+    signal (each costs more than the spawn); the launcher gets only its passed fds, a session
+    of its own, and is killed and cleaned up when discarded."""
+    stray = os.open(os.devnull, os.O_RDONLY)  # an fd the bot inherited: never passed on
+    os.set_inheritable(stray, True)
+    try:
+        out = subprocess.run([sys.executable, "-I", "-S", "-c", EARLY_IMPORTS, ROOT,
+                              str(tmp_path)], capture_output=True, text=True, check=True,
+                             pass_fds=(stray,))
+    finally:
+        os.close(stray)
+    got = json.loads(out.stdout)
+    assert set(got["new"]) <= {"tasks.warm", "struct", "_struct", "zlib", "_socket", "_signal",
+                               "stat", "_stat", "time"}, got["new"]
+    assert got["line"] == "from the recipe\n"
+    # 0-2, the status pipe, the blob, the hook's zip and channel, and ls's own listing: the
+    # fd the bot inherited is not passed on
+    assert len(got["fds"]) == 8 and stray not in got["fds"], (got["fds"], stray)
+    assert got["sid"] and got["code"] == -9 and not got["scratch_left"]

@@ -314,7 +314,7 @@ class BwrapSandbox(Sandbox):
             inner = sb.drop_privileges_argv(ph("uid"), inner, setpriv)
         cgroup = sb.cgroup_plan(limits)
         argv = sb.join_cgroup_argv(
-            [ph(f"procs:{c}") for c in cgroup["parents"]] if cgroup else [], inner,
+            [ph(f"join:{c}") for c in cgroup["parents"]] if cgroup else [], inner,
             status_fd=ph("status"), nproc=None if cgroup else limits.max_processes,
             nofile=nofile_limit(),
         )
@@ -558,7 +558,7 @@ class NoSandbox(Sandbox):
             launch.close_after_start.append(status_w)
             launch.cgroup = sb.make_cgroup(limits)
             launch.argv = sb.join_cgroup_argv(
-                launch.cgroup.procs_files if launch.cgroup else [],
+                launch.cgroup.join_files if launch.cgroup else [],
                 [exe, "-X", "faulthandler", sb.SCRIPT_NAME, *spec.args], status_fd=status_w,
                 nproc=None if launch.cgroup else limits.max_processes, nofile=nofile_limit(),
             )

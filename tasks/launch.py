@@ -28,12 +28,12 @@ TYPE_CHECKING = False  # typing's, without importing typing: see bot/records.py
 if TYPE_CHECKING:
     from typing import Any
 
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 RECIPE_FILE = "launch-recipe"
 # The placeholders a recipe's strings may hold (``ph(name)``): "status" (the status pipe's
 # write end), "blob:NAME" (a memfd holding recipe["blobs"][NAME]), "scratch" (the run's own
-# empty directory), "procs:CONTROLLER" (its cgroup's cgroup.procs), "uid" (a leased uid) and
-# any fd the caller makes itself ("hook").
+# empty directory), "join:CONTROLLER" (the file a process writes 0 to, to join the run's
+# cgroup), "uid" (a leased uid) and any fd the caller makes itself ("hook").
 _MARK = "\0"  # never in a command-line argument: a placeholder is "\0name\0"
 
 # What the runner's Popen gets (tasks.runner._Run): the same for an early start.
@@ -181,7 +181,7 @@ def make(recipe: dict[str, Any], given: dict[str, int] | None = None, *,
             made.cgroup_version = cg["version"]
             made.cgroup_dirs = make_cgroup(cg)
             for controller, d in made.cgroup_dirs.items():
-                values[f"procs:{controller}"] = os.path.join(d, "cgroup.procs")
+                values[f"join:{controller}"] = os.path.join(d, cg["join"])
         made.argv = [fill(a, values) for a in recipe["argv"]]
     except BaseException:
         made.release()

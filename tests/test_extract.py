@@ -1845,3 +1845,57 @@ def test_ignore_the_script_above_takes_the_block_below() -> None:
             f"from an older notebook. This is the real one I ran:\n\n{F}python\n{new}{F}\n")
     r = extract_repro(issue(body))
     assert_script(r, new)
+
+
+@pytest.mark.parametrize("said, takes_it", [
+    ("Oops, the snippet above has a mistake in it (wrong dtype). Try this one instead:", True),
+    ("Sorry, my first script contained a typo, run this one:", True),
+    ("Here is the corrected script:", True),
+    ("I fixed the typo in the shape:", True),
+    # a follow-up, not a replacement
+    ("I also tried it with float16, same error:", False),
+    ("For comparison, this is how I call it from my app:", False),
+])
+def test_an_authors_corrected_script_replaces_the_first(said: str, takes_it: bool) -> None:
+    first = "import tvm\n\nx = tvm.tirx.cnst(-3, 'uint16')\nprint(x)\n"
+    fixed = "import tvm\n\nx = tvm.tirx.const(-3, 'uint16')\nprint(x)\n"
+    body = f"Making a negative unsigned constant aborts:\n\n{F}python\n{first}{F}\n"
+    r = extract_repro(issue(body, ("alice", f"{said}\n\n{F}python\n{fixed}{F}\n")))
+    assert_script(r, fixed if takes_it else first)
+
+
+def test_an_ipython_session_pasted_without_fences() -> None:
+    body = """\
+    From my notebook (cells copied as they are):
+
+    In [1]: import numpy as np
+       ...: import tvm
+       ...: from tvm import te
+
+    In [2]: A = te.placeholder((4,), name="A")
+       ...: B = te.compute((4,), lambda i: A[i] * 3, name="B")
+       ...: f = tvm.compile(te.create_prim_func([A, B]), target="llvm")
+
+    In [3]: a = tvm.runtime.tensor(np.arange(4, dtype="float32"))
+       ...: b = tvm.runtime.tensor(np.zeros(4, "float32"))
+       ...: f(a, b); print(b.numpy())
+    [0. 3. 6. 9.]
+
+    In [4]: b.numpy().sum()
+    Out[4]: 18.0
+
+    The last value should be 9 per element times... anyway the sum looks off.
+    """
+    r = extract_repro(issue(body))
+    assert r.shape == "interactive"
+    assert_script(r, """\
+    import numpy as np
+    import tvm
+    from tvm import te
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] * 3, name="B")
+    f = tvm.compile(te.create_prim_func([A, B]), target="llvm")
+    a = tvm.runtime.tensor(np.arange(4, dtype="float32"))
+    b = tvm.runtime.tensor(np.zeros(4, "float32"))
+    f(a, b); print(b.numpy())
+    """)

@@ -253,6 +253,17 @@ SMALLER_RE = Pattern(
     re.I,
 )
 
+# The author corrects their own script ("the script above had a typo, use this one", "here is
+# the corrected script", "I fixed the typo"): the block below replaces it, even when the words
+# around it would read as a working variant ("try this one instead") or a fix (FIX_RE).
+CORRECTED_RE = Pattern(
+    r"\b(?:had|has|contained|contains) an? (?:typo|mistake|error|bug)\b[^\n]{0,80}?"
+    r"\b(?:use|try|run) this (?:one|instead)\b|"
+    r"\b(?:corrected|typo-free) (?:script|version|code|repro\w*|example|snippet)\b|"
+    r"\bfixed (?:the|a|my) typo\b",
+    re.I,
+)
+
 FIX_RE = Pattern(
     r"\b(?:fix|fixed|fixes|patch|patched|after (?:applying|changing|adding|removing)|"
     r"with (?:the|this|my) (?:change|changes|modification)|resolved?|solved?)\b",

@@ -65,6 +65,7 @@ from bot.extract.output import shown_output
 from bot.extract.patterns import (
     ADOPTS_RE,
     CONTINUES_RE,
+    CORRECTED_RE,
     FIX_RE,
     INCOMPLETE_RE,
     NOT_SAME_RE,
@@ -306,9 +307,9 @@ def later_smaller_repro(later: list[Source]) -> Repro | None:
         if RETRACTS_RE.search(intro):
             return repro  # "never mind, my mistake: the fixed script passes": run that one
         m = SMALLER_RE.search(intro)
-        if offered_as_working(first.prose) or FIX_RE.search(
-            last_paragraph(first.prose)
-        ):
+        if CORRECTED_RE.search(intro):
+            return repro  # "the script above had a typo, use this one"
+        if offered_as_working(first.prose) or FIX_RE.search(last_paragraph(first.prose)):
             continue  # "the updated code works", "with the fix applied": a fix, not a repro
         if m and not re.search(r"\babove\b|\bprevious\b|\bearlier\b|\boriginal\b",
                                intro[m.start() : m.end() + 40], re.I):

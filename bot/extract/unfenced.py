@@ -20,6 +20,8 @@ from bot.extract.patterns import (
     CONTINUATION_RE,
     HEADING_RE,
     INCOMPLETE_RE,
+    IPY_CONT_RE,
+    IPY_IN_RE,
     MAX_UNFENCED_LINES,
     MAX_UNFENCED_PARSES,
     MAX_UNFENCED_RUNS,
@@ -145,7 +147,7 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     failure being reported); statements typed after it are the reporter's side checks. With no
     error shown, the first session (up to a blank line after output or prose) is the script.
     """
-    first = next((k for k, ln in enumerate(lines) if PROMPT_RE.match(ln)), None)
+    first = next((k for k, ln in enumerate(lines) if _typed(ln) is not None), None)
     if first is None:
         return None
     prev = next((ln for ln in reversed(lines[:first]) if ln.strip()), "")
@@ -157,13 +159,13 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     in_output = False
     earlier: list[str] | None = None  # a finished session that showed no error
     for ln in lines[first:]:
-        m = PROMPT_RE.match(ln)
-        c = CONTINUATION_RE.match(ln) if pending and not in_output else None
-        if m:
+        typed = _typed(ln)
+        c = _continued(ln) if pending and not in_output else None
+        if typed is not None:
             if failed:
                 break
             stmts.extend(pending)
-            pending = [m.group(2) or ""]
+            pending = [typed]
             in_output = False
             if SESSION_END_RE.match(pending[0]):
                 # ``exit()``: the reporter starts another interpreter; a later session that
@@ -172,8 +174,8 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
                     earlier = stmts
                 stmts, pending = [], []
             continue
-        if c:
-            pending.append(c.group(1) or "")
+        if c is not None:
+            pending.append(c)
             continue
         if not ln.strip():
             if in_output or not pending:
@@ -193,6 +195,24 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     if not has_import(tree) and not (len(tree.body) >= 2 and TVM_NAMES_RE.search(code)):
         return None
     return first, code
+
+
+def _typed(line: str) -> str | None:
+    """The code typed at a prompt: ``>>> code``, or IPython's ``In [3]: code``; else None."""
+    m = PROMPT_RE.match(line)
+    if m:
+        return m.group(2) or ""
+    m = IPY_IN_RE.match(line)
+    return line[m.end():] if m else None
+
+
+def _continued(line: str) -> str | None:
+    """The code on a continuation line: ``... code``, or IPython's ``   ...: code``."""
+    m = IPY_CONT_RE.match(line)
+    if m:
+        return line[m.end():]
+    m = CONTINUATION_RE.match(line)
+    return (m.group(1) or "") if m else None
 
 
 def under_frames(lines: list[str]) -> list[bool]:

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from importlib import resources
-
-import yaml
 
 DATA_FILE = "api_changes.yaml"
 
@@ -43,9 +40,17 @@ class ApiChange:
         return text
 
 
+def _yaml(text: str) -> object:
+    # (PyYAML is imported only when a run's error names a TVM API: not on every triage, where
+    # it would cost ~15 ms of CPU next to the script)
+    import yaml
+
+    return yaml.safe_load(text) or {}
+
+
 def parse_table(text: str) -> tuple[ApiChange, ...]:
     """Parse the YAML text of the table; raises ValueError on a malformed entry."""
-    data = yaml.safe_load(text) or {}
+    data = _yaml(text)
     raw = data.get("changes") if isinstance(data, dict) else None
     if not isinstance(raw, list):
         raise ValueError("api_changes: top level must be a mapping with a 'changes' list")
@@ -82,7 +87,7 @@ class KeywordChange:
 
 def parse_keywords(text: str) -> tuple[KeywordChange, ...]:
     """The ``keywords`` list of the table's YAML text (optional); ValueError when malformed."""
-    data = yaml.safe_load(text) or {}
+    data = _yaml(text)
     raw = data.get("keywords", []) if isinstance(data, dict) else None
     if not isinstance(raw, list):
         raise ValueError("api_changes: 'keywords' must be a list")
@@ -100,10 +105,17 @@ def parse_keywords(text: str) -> tuple[KeywordChange, ...]:
     return tuple(out)
 
 
+def _data_text() -> str:
+    from importlib import resources
+
+    return resources.files("bot").joinpath("data").joinpath(DATA_FILE).read_text(
+        encoding="utf-8")
+
+
 @functools.cache
 def keyword_table() -> tuple[KeywordChange, ...]:
     """The packaged table's keyword renames, read once."""
-    text = resources.files("bot").joinpath("data").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    text = _data_text()
     return parse_keywords(text)
 
 
@@ -122,7 +134,7 @@ def lookup_keyword(function: str, keyword: str,
 @functools.cache
 def table() -> tuple[ApiChange, ...]:
     """The packaged table, read once."""
-    text = resources.files("bot").joinpath("data").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    text = _data_text()
     return parse_table(text)
 
 

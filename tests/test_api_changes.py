@@ -202,3 +202,16 @@ def test_every_keyword_rename_matches_the_installed_tvm() -> None:
             assert isinstance(params[f], list), f"{f}: {params[f]}"
             assert "**" not in params[f] and e.keyword not in params[f], f
             assert e.replacement is None or e.replacement in params[f], f
+
+
+def test_the_triage_pipeline_loads_yaml_only_for_the_table() -> None:
+    """The table's YAML is parsed only when a run's error names a TVM API: importing the
+    pipeline pulls no PyYAML (its import costs CPU next to every script)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, bot.plan, bot.pipeline, bot.classify; a = 'yaml' in sys.modules\n"
+            "from bot.api_changes import table; table(); print(a, 'yaml' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["False", "True"]

@@ -45,6 +45,7 @@ from pathlib import Path
 from bot.errors import InfraError
 from bot.records import record
 from bot.runs import RunLimits
+from tasks.launch import data_fd  # (the one memfd helper; callers use sb.data_fd too)
 
 TYPE_CHECKING = False  # typing's, without importing typing (5 ms): see bot/records.py
 if TYPE_CHECKING:
@@ -308,21 +309,6 @@ def etc_fds(uid: int) -> dict[str, int]:
         close_fds(out.values())
         raise
     return out
-
-
-def data_fd(data: bytes, name: str = "data") -> int:
-    """A readable fd at offset 0 holding ``data`` (a memfd: no file on disk)."""
-    fd = os.memfd_create(f"reprobot-{name}", os.MFD_CLOEXEC)
-    try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.lseek(fd, 0, os.SEEK_SET)
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
 
 
 def close_fds(fds: Iterable[int]) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import html
 import json
-import re
 import urllib.parse
 from typing import Any
 
+from bot import lazyre
 from bot.errors import ConfigError
 
 # What the bot needs and nothing more: read issues' metadata, write comments and labels.
@@ -24,8 +24,8 @@ WEBHOOK_PATH = "/webhook"
 DEFAULT_NAME = "reprobot"
 GITHUB_WEB = "https://github.com"
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
-_ORG = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
+_NAME = lazyre.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
+_ORG = lazyre.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
 
 
 def base_url(url: str) -> str:

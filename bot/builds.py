@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from bot import lazyre
 from bot.errors import ConfigError
 from bot.records import field, record
 
@@ -38,11 +39,11 @@ RELEASE_PINS: Mapping[str, tuple[str, ...]] = {
     "0.25.0.post1": ("apache-tvm-ffi==0.1.12",),
 }
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
-_DEFINE_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
-_GITHUB_RE = re.compile(r"^(?:https?://|git@|ssh://git@)github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
-_TVM_PIN_RE = re.compile(r"^apache-tvm\s*==\s*([\w.+!-]+)$", re.IGNORECASE)
+_NAME_RE = lazyre.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+_DEFINE_KEY_RE = lazyre.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SHA_RE = lazyre.compile(r"^[0-9a-f]{7,40}$")
+_GITHUB_RE = lazyre.compile(r"^(?:https?://|git@|ssh://git@)github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
+_TVM_PIN_RE = lazyre.compile(r"^apache-tvm\s*==\s*([\w.+!-]+)$", re.IGNORECASE)
 # Keys of the ``builds:`` config section that are settings, not build names.
 SETTINGS_KEYS = ("dir", "default", "update_every")
 

@@ -394,6 +394,7 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
     run = None
     environment: dict[str, str] = {}
     build = None
+    reported: Any = None  # read beside the run (with no run, conclude reads it)
     with contextlib.ExitStack() as stack:
         cache = None if args.no_cache else _cache_dir()
         # The sandbox starts (and imports tvm) while the issue is read below; it is used only
@@ -415,17 +416,17 @@ def _cmd_triage(args: argparse.Namespace, cfg: Config) -> int:
 
                 runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
                 build = _pick_build(args, cfg, stack, host=runner.sandbox.host_interpreter)
-            run, environment, build = _run_triage(args, cfg, the_plan, build, runner, cache,
-                                                  warm=warm)
+            run, environment, build, reported = _run_triage(args, cfg, issue, the_plan, build,
+                                                            runner, cache, warm=warm)
         else:
             build = None
             if warm is not None:
                 warm.discard()
 
-    from bot.pipeline import conclude
+    from bot.pipeline import UNREAD, conclude
 
     triage = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix,
-                      build=build)
+                      build=build, reported=reported if run is not None else UNREAD)
     if args.json:
         print(json.dumps(triage.to_json(), indent=2))
     else:
@@ -479,22 +480,23 @@ def _prestart(args: argparse.Namespace, cfg: Config, stack: contextlib.ExitStack
     return runner, build, warm
 
 
-def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any, build: Any,
+def _run_triage(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: Any, build: Any,
                 runner: Any, cache: Path | None, *,
-                warm: Any = None) -> tuple[Any, dict[str, str], Any]:
-    """Run the repro on ``build``'s interpreter; (run, environment, build with its identity).
-    ``warm``: a prestarted run on that interpreter, used when the plan allows
-    (``bot.warmstart.warm_start_eligible``), else discarded."""
+                warm: Any = None) -> tuple[Any, dict[str, str], Any, Any]:
+    """Run the repro on ``build``'s interpreter; (run, environment, build with its identity,
+    what the report says). ``warm``: a prestarted run on that interpreter, used when the plan
+    allows (``bot.warmstart.warm_start_eligible``), else discarded."""
     from bot.builds import KIND_ADHOC
     from bot.records import replace as _replace
     from bot.warmstart import warm_start_eligible
 
     python = build.python
     pass_env = {k: os.environ[k] for k in cfg.tvm.pass_env if k in os.environ}
-    # While the script runs, a second thread probes the environment (cached per
-    # interpreter) and loads the second half of the pipeline, so neither adds wall time.
-    side = _Beside(lambda: _probe_and_load(
-        lambda p, cache_dir: runner.environment(p), python, cache))
+    # While the script runs, a second thread probes the environment (cached per interpreter),
+    # loads the second half of the pipeline and reads what the report says, so none of it
+    # adds wall time.
+    side = _Beside(lambda: _beside_the_run(
+        lambda p, cache_dir: runner.environment(p), python, cache, issue, the_plan))
     if warm is not None and the_plan.worker == "cpu" and warm_start_eligible(
             the_plan.repro.script, warm.preload):
         run = warm.go(the_plan.repro.script, the_plan.repro.args)
@@ -508,13 +510,13 @@ def _run_triage(args: argparse.Namespace, cfg: Config, the_plan: Any, build: Any
             gpu=the_plan.worker == "gpu",
             pass_env=pass_env,
         )
-    environment = side.result()
+    environment, reported = side.result()
     if build.kind == KIND_ADHOC:
         build = _replace(build, version=environment.get("tvm_version", ""),
                          commit=environment.get("tvm_commit", ""))
     elif build.commit:
         environment["tvm_commit"] = build.commit  # from git, not guessed by the probe
-    return run, environment, build
+    return run, environment, build, reported
 
 
 def _apply_run_options(args: argparse.Namespace, cfg: Config) -> Config:
@@ -569,9 +571,10 @@ def _triage_matrix(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: 
         runner = SandboxRunner(cfg.sandbox, cache_dir=cache)  # the backend, chosen once
         for b in builds:
             with reg.use(b.name) as info:
-                run, environment, info = _run_triage(args, cfg, the_plan, info, runner, cache)
+                run, environment, info, reported = _run_triage(args, cfg, issue, the_plan, info,
+                                                               runner, cache)
             t = conclude(issue, the_plan, run, environment, label_prefix=cfg.label_prefix,
-                         build=info)
+                         build=info, reported=reported)
             runs.append((info, t))
     if not runs:
         t = conclude(issue, the_plan, None, {}, label_prefix=cfg.label_prefix)
@@ -694,9 +697,9 @@ def _cmd_bisect(args: argparse.Namespace, cfg: Config) -> int:
 class _Beside:
     """Run one function in a thread beside the caller; ``result()`` joins it (and re-raises)."""
 
-    def __init__(self, fn: Callable[[], dict[str, str]]) -> None:
+    def __init__(self, fn: Callable[[], Any]) -> None:
         self._fn = fn
-        self._value: dict[str, str] = {}
+        self._value: Any = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="reprobot-probe", daemon=True)
         self._thread.start()
@@ -707,18 +710,19 @@ class _Beside:
         except BaseException as e:  # handed to the caller by result()
             self._error = e
 
-    def result(self) -> dict[str, str]:
+    def result(self) -> Any:
         self._thread.join()
         if self._error is not None:
             raise self._error
         return self._value
 
 
-def _probe_and_load(probe: Callable[..., dict[str, str]], python: str,
-                    cache: Path | None) -> dict[str, str]:
-    import bot.pipeline  # noqa: F401  (loaded here, beside the run, for conclude)
+def _beside_the_run(probe: Callable[..., dict[str, str]], python: str, cache: Path | None,
+                    issue: Any, the_plan: Any) -> tuple[dict[str, str], Any]:
+    """(the environment, what the report says): the work of a triage that needs no run."""
+    from bot.pipeline import read_report  # (and with it the rest of conclude's modules)
 
-    return probe(python, cache_dir=cache)
+    return probe(python, cache_dir=cache), read_report(issue, the_plan)
 
 
 def _eval_arguments(p: argparse.ArgumentParser) -> None:

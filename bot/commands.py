@@ -21,6 +21,8 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from bot import lazyre
+
 
 class CommandName(StrEnum):
     RETEST = "retest"
@@ -33,8 +35,8 @@ class Command:
     line: str = ""  # the line as written, for logs
 
 
-_COMMAND = re.compile(r"/(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?=\s|$)(?P<rest>.*)", re.S)
-_MENTION = re.compile(r"@(?P<login>[A-Za-z0-9][A-Za-z0-9-]*(?:\[bot\])?)\s+")
+_COMMAND = lazyre.compile(r"/(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?=\s|$)(?P<rest>.*)", re.S)
+_MENTION = lazyre.compile(r"@(?P<login>[A-Za-z0-9][A-Za-z0-9-]*(?:\[bot\])?)\s+")
 
 
 @lru_cache(maxsize=1)
@@ -113,7 +115,7 @@ RETEST_ALL = "all"
 
 # A build name as the bot's builds are named: "main", "0.26.0", "v0.25", "0.27.0.post1",
 # "0.27.0rc0", or a configured name such as "main-cuda" (letters, digits, ".", "-", "_").
-_BUILD_ARG = re.compile(r"^(?:v?\d+\.\d+(?:\.\d+)*(?:[.-]?(?:rc|post|dev|a|b)\d*)*"
+_BUILD_ARG = lazyre.compile(r"^(?:v?\d+\.\d+(?:\.\d+)*(?:[.-]?(?:rc|post|dev|a|b)\d*)*"
                         r"|main(?:[-_.][A-Za-z0-9_.-]+)?)$", re.I)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from bot import lazyre
 from bot.models import (
     FAILURE_OUTCOMES,
     INCONCLUSIVE_OUTCOMES,
@@ -120,12 +121,12 @@ _STOP = frozenset(
         "error:",
     ]
 )
-_TYPE_RE = re.compile(r"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\b")
-_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\w.\-<>]*[/\\][^\s'\"():,]+")
-_HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b")
-_NUM_RE = re.compile(r"\b\d+(?:\.\d+)?(?:e[-+]?\d+)?\b")
-_TIME_RE = re.compile(r"\[\d{2}:\d{2}:\d{2}\]")
-_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TYPE_RE = lazyre.compile(r"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\b")
+_PATH_RE = lazyre.compile(r"(?:[A-Za-z]:)?[\w.\-<>]*[/\\][^\s'\"():,]+")
+_HEX_RE = lazyre.compile(r"\b0x[0-9a-fA-F]+\b")
+_NUM_RE = lazyre.compile(r"\b\d+(?:\.\d+)?(?:e[-+]?\d+)?\b")
+_TIME_RE = lazyre.compile(r"\[\d{2}:\d{2}:\d{2}\]")
+_WORD_RE = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 # A signature is one line; past this length it is noise (and every regex here stays cheap).
@@ -173,8 +174,8 @@ def signatures_match(reported: str, observed: str) -> bool:
     return len(shared) / min(len(rw), len(ow)) >= 0.5
 
 
-_CHECK_RE = re.compile(r"Check failed:\s*(.*)")
-_CODE_CHAR_RE = re.compile(r"[_()\[\]=<>!.]")
+_CHECK_RE = lazyre.compile(r"Check failed:\s*(.*)")
+_CODE_CHAR_RE = lazyre.compile(r"[_()\[\]=<>!.]")
 
 
 def _same_check(reported: str, observed: str) -> bool:
@@ -201,7 +202,7 @@ def _quote(label: str, outcome: Outcome | None, signature: str) -> str:
     return f"{label}: {what}" + (f" — {signature}" if signature else "")
 
 
-_NOTE_TAIL_RE = re.compile(r"^\W*(?:environment variable\s+)?(?:to display (?:a|the)(?: full)? "
+_NOTE_TAIL_RE = lazyre.compile(r"^\W*(?:environment variable\s+)?(?:to display (?:a|the)(?: full)? "
                            r"backtrace)?\W*$", re.I)
 
 

@@ -19,11 +19,11 @@ Decisions taken here:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot import lazyre
 from bot.config import Config, FilterConfig
 
 PING = "ping"
@@ -57,7 +57,7 @@ def ignore(reason: str) -> Decision:
 
 # GitHub's issue numbers are positive 32-bit integers; anything else is a malformed payload.
 MAX_ISSUE_NUMBER = 2**31 - 1
-_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+_REPO_NAME = lazyre.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 
 
 def _int(value: Any) -> int | None:

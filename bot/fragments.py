@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 from dataclasses import dataclass
 
+from bot import lazyre
 from bot.vocabulary import MODULE_ALIASES
 
-_WORD_RE = re.compile(r"[A-Za-z_]\w*")
+_WORD_RE = lazyre.compile(r"[A-Za-z_]\w*")
 
 # Names a script run as ``python repro.py`` has without binding them.
 _MODULE_DUNDERS = frozenset(

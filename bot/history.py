@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from bot import lazyre
 from bot.models import Outcome, Verdict
 
 DEFAULT_REPO_URL = "https://github.com/apache/tvm"
@@ -146,7 +147,7 @@ class History:
 # Order
 
 
-_VERSION_PART = re.compile(r"(\d+)|([A-Za-z]+)")
+_VERSION_PART = lazyre.compile(r"(\d+)|([A-Za-z]+)")
 
 
 def version_key(version: str) -> tuple[Any, ...]:
@@ -232,7 +233,7 @@ def repo_web_url(repo_url: str) -> str:
     return f"https://github.com/{m.group(1)}/{m.group(2)}"
 
 
-_REF_RE = re.compile(r"^[\w][\w.\-]*$")
+_REF_RE = lazyre.compile(r"^[\w][\w.\-]*$")
 
 
 def compare_url(old: str, new: str, repo_url: str = DEFAULT_REPO_URL) -> str:
@@ -286,14 +287,14 @@ class ReportedVersion:
 _VERSION = r"v?(?P<v>\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|rc|post|a|b)\d*)?)"
 _VERSION_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # pip spellings: "apache-tvm==0.26.0", "apache-tvm 0.26.0", "apache_tvm-0.26.0-..."
-    ("pip", re.compile(r"\bapache[-_]tvm(?:[-_]cu\d+)?\s*(?:==|\s|-|:)\s*" + _VERSION, re.I)),
+    ("pip", lazyre.compile(r"\bapache[-_]tvm(?:[-_]cu\d+)?\s*(?:==|\s|-|:)\s*" + _VERSION, re.I)),
     # "TVM v0.25", "TVM version: 0.26.0", "tvm.__version__ = 0.26.0", "TVM Version 0.25.0"
-    ("tvm", re.compile(r"(?<![\w.-])tvm(?:\.__version__)?(?:\s+version)?\s*(?:[:=]|is)?\s*"
+    ("tvm", lazyre.compile(r"(?<![\w.-])tvm(?:\.__version__)?(?:\s+version)?\s*(?:[:=]|is)?\s*"
                        r"['\"]?" + _VERSION + r"(?![\w.])", re.I)),
 )
-_ENV_HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s*|\*\*)?\s*environment\b.*$", re.I | re.M)
-_NEXT_HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s+\S|\*\*[^*]+\*\*\s*$)", re.M)
-_SHA = re.compile(r"(?<![0-9a-zA-Z])(?:commit|sha|hash|git[ _-]?(?:commit|hash|rev))?"
+_ENV_HEADING = lazyre.compile(r"^\s{0,3}(?:#{1,6}\s*|\*\*)?\s*environment\b.*$", re.I | re.M)
+_NEXT_HEADING = lazyre.compile(r"^\s{0,3}(?:#{1,6}\s+\S|\*\*[^*]+\*\*\s*$)", re.M)
+_SHA = lazyre.compile(r"(?<![0-9a-zA-Z])(?:commit|sha|hash|git[ _-]?(?:commit|hash|rev))?"
                   r"[\s:=@#]*(?P<sha>[0-9a-f]{7,40})(?![0-9a-zA-Z])", re.I)
 
 

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import re
 
+from bot import lazyre
+
 __all__ = ["code_block", "code_span", "escape_text", "prose", "visible"]
 
 # ---------------------------------------------------------------------------------------------
 # Visible text
 
-_ANSI_RE = re.compile(
+_ANSI_RE = lazyre.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
@@ -59,7 +61,7 @@ def visible(text: str) -> str:
     return text.translate(_VISIBLE_TABLE)
 
 
-_BACKTICKS_RE = re.compile("`+")
+_BACKTICKS_RE = lazyre.compile("`+")
 
 
 def _longest_run(text: str) -> int:
@@ -100,7 +102,7 @@ def code_span(text: str, limit: int = 300) -> str:
 # Words GitHub would make live outside code: mentions (also written with a fullwidth or small
 # at-sign), issue references (#1, GH-1, owner/repo#1), URLs and www. links, e-mail addresses,
 # and hexadecimal words that could be taken for a commit.
-_LIVE_WORD_RE = re.compile(
+_LIVE_WORD_RE = lazyre.compile(
     r"[@\uff20\ufe6b]"
     r"|[#\uff03\ufe5f]\s*\d"
     r"|\bGH-\d"
@@ -111,7 +113,7 @@ _LIVE_WORD_RE = re.compile(
 # Characters with a meaning in inline markdown or HTML (GitHub also renders $math$ and ~~strike~~).
 _INLINE_META = frozenset("\\`*_[]<>&!|~$#{}")
 # What turns the start of a line into a block (heading, list, quote, setext underline, table).
-_BLOCK_START_RE = re.compile(r"^(?:>|[-+](?=\s|$)|[-=]+\s*$|\d{1,9}(?=[.)](?:\s|$)))")
+_BLOCK_START_RE = lazyre.compile(r"^(?:>|[-+](?=\s|$)|[-=]+\s*$|\d{1,9}(?=[.)](?:\s|$)))")
 
 
 def _escape_word(word: str) -> str:

@@ -13,6 +13,8 @@ import ast
 import re
 import sys
 
+from bot import lazyre
+
 GPU_DEVICES: tuple[str, ...] = ("cuda", "rocm", "vulkan", "metal", "opencl")
 
 # Packages with a name of their own in ``needs``: the three frameworks most TVM reports use.
@@ -73,7 +75,7 @@ _DEVICE_CALLS = {
 # Target tags ("nvidia/jetson-agx-xavier", "apple/m1-gpu", ...) by vendor prefix.
 _TAG_VENDORS = {"nvidia": "cuda", "amd": "rocm", "apple": "metal"}
 # "cuda", "cuda:0", "cuda -arch=sm_80 -max_num_threads=1024", "opencl -device=mali", "gpu" ...
-_TARGET_WORD_RE = re.compile(
+_TARGET_WORD_RE = lazyre.compile(
     r"^\s*(cuda|nvptx|rocm|vulkan|metal|opencl|gpu)(?::\d+)?(?:\s+-{1,2}[\w.-]+(?:=\S*)?)*\s*$"
 )
 _DEVICE_WORD = {"nvptx": "cuda", "gpu": "cuda"}
@@ -234,17 +236,17 @@ def _needs_from_text(script: str) -> tuple[str, ...]:
 
 # Frameworks by how reporters write their names.
 _PROSE_PACKAGES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(?:py)?torch(?:vision|script)?\b", re.I), "torch"),
-    (re.compile(r"(?i:\bonnx\s*runtime\b)|\bORT\b"), "other:onnxruntime"),
-    (re.compile(r"\bonnx\b", re.I), "onnx"),
-    (re.compile(r"\btensorflow\b|\btf\.keras\b", re.I), "tensorflow"),
-    (re.compile(r"\btflite\b|\btf ?lite\b", re.I), "other:tflite"),
-    (re.compile(r"\bkeras\b", re.I), "other:keras"),
-    (re.compile(r"\bpaddle(?:paddle)?\b", re.I), "other:paddle"),
-    (re.compile(r"\bmxnet\b|\bgluon(?:cv)?\b", re.I), "other:mxnet"),
-    (re.compile(r"\btensor[ _-]?rt\b", re.I), "other:tensorrt"),
+    (lazyre.compile(r"\b(?:py)?torch(?:vision|script)?\b", re.I), "torch"),
+    (lazyre.compile(r"(?i:\bonnx\s*runtime\b)|\bORT\b"), "other:onnxruntime"),
+    (lazyre.compile(r"\bonnx\b", re.I), "onnx"),
+    (lazyre.compile(r"\btensorflow\b|\btf\.keras\b", re.I), "tensorflow"),
+    (lazyre.compile(r"\btflite\b|\btf ?lite\b", re.I), "other:tflite"),
+    (lazyre.compile(r"\bkeras\b", re.I), "other:keras"),
+    (lazyre.compile(r"\bpaddle(?:paddle)?\b", re.I), "other:paddle"),
+    (lazyre.compile(r"\bmxnet\b|\bgluon(?:cv)?\b", re.I), "other:mxnet"),
+    (lazyre.compile(r"\btensor[ _-]?rt\b", re.I), "other:tensorrt"),
     # mlc_llm used (not the project's name, which its issue template carries).
-    (re.compile(r"(?<![A-Za-z0-9_])mlc_(?:llm|chat)(?:_build)?(?![A-Za-z0-9])"
+    (lazyre.compile(r"(?<![A-Za-z0-9_])mlc_(?:llm|chat)(?:_build)?(?![A-Za-z0-9])"
                 r"|\bmlc-llm/(?:cpp|python|build\.py)\b"),
      "other:mlc_llm"),
 )
@@ -252,7 +254,7 @@ _PROSE_PACKAGES: tuple[tuple[re.Pattern[str], str], ...] = (
 # listed under Environment, which many CPU bugs mention too).
 _PROSE_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (
-        re.compile(
+        lazyre.compile(
             rf"\bUSE_{dev.upper()}\s*(?:=|:)?\s*(?:ON|1|TRUE)\b"
             rf"|\btarget\s*[=:]\s*['\"]?{dev}\b|\b(?:with|on|for|using) (?:the |a )?{dev} target\b"
             rf"|\w_{dev}\.(?:py|html)\b"

@@ -12,6 +12,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from bot import lazyre
 from bot.dashboard import (
     VIEWS,
     Column,
@@ -203,7 +204,7 @@ def render_home(grid: Grid, queues: Sequence[QueueRow], sweep: SweepProgress | N
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HTML_COMMENT = lazyre.compile(r"<!--.*?-->", re.S)
 
 
 def render_markdown(text: str) -> str:

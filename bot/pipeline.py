@@ -21,6 +21,7 @@ from bot.models import (
     Classification,
     Issue,
     Outcome,
+    Reported,
     RunResult,
     Triage,
     Verdict,
@@ -29,7 +30,21 @@ from bot.plan import Plan, plan, worker_kind
 from bot.render import labels_for, render_comment
 from bot.reported import parse_reported
 
-__all__ = ["Plan", "conclude", "plan", "worker_kind"]
+__all__ = ["UNREAD", "Plan", "conclude", "plan", "read_report", "worker_kind"]
+
+
+class Unread:
+    """``conclude``'s default for ``reported``: not read yet (``None`` is an answer: the issue
+    says nothing specific)."""
+
+
+UNREAD = Unread()
+
+
+def read_report(issue: Issue, the_plan: Plan) -> Reported | None:
+    """What the reporter saw: the part of ``conclude`` that needs no run, so a caller can do it
+    while the script runs."""
+    return parse_reported(issue, the_plan.repro)
 
 
 def conclude(
@@ -41,12 +56,15 @@ def conclude(
     label_prefix: str = "repro: ",
     infra_error: str = "",
     build: BuildInfo | None = None,
+    reported: Reported | None | Unread = UNREAD,
 ) -> Triage:
     """Classify the run, compare it with the report, pick labels and render the comment.
 
     ``infra_error`` is set when OUR side failed (the sandbox could not start, the worker died):
     the outcome is then ``infra-error`` and the verdict ``inconclusive``, never a result of the
     user's script. ``build`` is the TVM build it ran on (named, with its commit, in the comment).
+    ``reported``: :func:`read_report`'s answer when the caller has it already (the CLI reads the
+    report beside the running script); by default it is read here.
     """
     repro = the_plan.repro
     if not repro.found:
@@ -55,7 +73,8 @@ def conclude(
         cls = Classification(Outcome.INFRA_ERROR, signature=infra_error or "no run result")
     else:
         cls = classify(run, script=repro.script, needs=the_plan.needs, environment=environment)
-    reported = parse_reported(issue, repro)
+    if isinstance(reported, Unread):
+        reported = read_report(issue, the_plan)
     cls = account_for_absent_device(cls, reported, the_plan.needs, environment)
     cls = account_for_import_only(cls, repro.script, issue.title, reported,
                                   ran_as_command=repro.shape == "shell-wrapped")

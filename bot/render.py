@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from bot import lazyre
 from bot.builds import BuildInfo, commit_url
 from bot.classify import normalize_paths
 from bot.labels import (
@@ -102,19 +103,19 @@ _CUDA_WORDS = {
 
 # Details from the classifier that only restate the heading or the error line: not shown again.
 _RESTATING_DETAILS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("the heading says it", re.compile(r"A TVM internal check failed\.")),
-    ("the heading says it", re.compile(r"The script's own check of the result failed\.")),
-    ("the error line names it", re.compile(r"TVM raised `[^`]*`\.")),
-    ("the error line names it", re.compile(r"The script itself raised `[^`]*` \(not TVM\)\.")),
-    ("the error line names it", re.compile(r"The process was killed by [A-Z0-9 ]+\.", re.I)),
-    ("the error line names it", re.compile(r"`[^`]*` is not installed on this worker\.")),
+    ("the heading says it", lazyre.compile(r"A TVM internal check failed\.")),
+    ("the heading says it", lazyre.compile(r"The script's own check of the result failed\.")),
+    ("the error line names it", lazyre.compile(r"TVM raised `[^`]*`\.")),
+    ("the error line names it", lazyre.compile(r"The script itself raised `[^`]*` \(not TVM\)\.")),
+    ("the error line names it", lazyre.compile(r"The process was killed by [A-Z0-9 ]+\.", re.I)),
+    ("the error line names it", lazyre.compile(r"`[^`]*` is not installed on this worker\.")),
     (
         "the run line says it",
-        re.compile(r"The script did not finish within the wall-time limit; it was stopped\."),
+        lazyre.compile(r"The script did not finish within the wall-time limit; it was stopped\."),
     ),
 )
 # Error lines that only restate how the run ended (the run line says that).
-_RUN_ONLY_SIGNATURE_RE = re.compile(
+_RUN_ONLY_SIGNATURE_RE = lazyre.compile(
     r"exit code -?\d+|timed out after \d+ s|killed by \w+ \(signal \d+\)|killed by SIGKILL"
 )
 
@@ -142,7 +143,7 @@ def labels_for(
 # Where the script came from, in words
 
 
-_BLOCK_RE = re.compile(r"(body|title|comment(\d+))(?:#(\d+)|:(\w+))")
+_BLOCK_RE = lazyre.compile(r"(body|title|comment(\d+))(?:#(\d+)|:(\w+))")
 _HOW = {"unfenced": "not in a code block", "prose": "inline code", "quote": "a quote"}
 
 
@@ -296,7 +297,7 @@ def _body(t: Triage) -> list[str]:
 
 
 # A script that checks its own result (so that a pass means the result is right).
-_CHECKS_RESULT_RE = re.compile(
+_CHECKS_RESULT_RE = lazyre.compile(
     r"^\s*assert\b|assert_allclose|assert_equal|assert_array|allclose\(|array_equal\(|"
     r"tvm\.testing\.|\braise\b|sys\.exit\(|\bexit\(",
     re.M,

@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from bot import lazyre
 from bot.models import Issue, Outcome, Reported, Repro
 from bot.tracebacks import (
     cpp_frames,
@@ -82,23 +83,23 @@ from bot.vocabulary import (
 # --------------------------------------------------------------------------------------------
 # Reading pasted output (the words themselves are in bot.vocabulary)
 
-_ERROR_LINE_RE = re.compile(
+_ERROR_LINE_RE = lazyre.compile(
     r"^\s*(?P<line>(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Failed))"
     r"(?::\s*(?P<msg>.*))?)$"
 )
-_DIAG_RE = re.compile(r"^\s*error:\s+(?P<msg>\S.*)$")
-_TB_HEAD_RE = re.compile(r"^\s*(?:>>> )?Traceback \(most recent call last\):?\s*$")
-_CHAIN_RE = re.compile(
+_DIAG_RE = lazyre.compile(r"^\s*error:\s+(?P<msg>\S.*)$")
+_TB_HEAD_RE = lazyre.compile(r"^\s*(?:>>> )?Traceback \(most recent call last\):?\s*$")
+_CHAIN_RE = lazyre.compile(
     r"During handling of the above exception|The above exception was the direct cause"
 )
 
 # Markdown images and links. Their text and target exclude the opening bracket too, so that
 # every scan ends at the next one: linear on "![![![..." (quadratic with ``[^\]]*``).
-_IMAGE_RE = re.compile(r"!\[[^\[\]]*\]\([^()]*\)")
-_LINK_RE = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
-_URL_RE = re.compile(r"https?://\S+")
-_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s*")
-_FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
+_IMAGE_RE = lazyre.compile(r"!\[[^\[\]]*\]\([^()]*\)")
+_LINK_RE = lazyre.compile(r"\[([^\[\]]*)\]\([^()]*\)")
+_URL_RE = lazyre.compile(r"https?://\S+")
+_HEADING_RE = lazyre.compile(r"^\s{0,3}#{1,6}\s*")
+_FENCE_RE = lazyre.compile(r"^\s*(?:```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class _Line:
 
 
 # A comment in the script that starts the output the author saw: ``# Output:``, ``# Error:``.
-_OUTPUT_COMMENT_RE = re.compile(
+_OUTPUT_COMMENT_RE = lazyre.compile(
     r"^\s*#\s*(?:output|outputs|result|results|error|prints?|got|traceback|it (?:prints|gives|"
     r"raises|fails with))\b[^\n]{0,40}:?\s*$", re.I
 )
@@ -241,8 +242,8 @@ def _assertion_named(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
     return finder
 
 
-_ASSERT_STMT_RE = re.compile(r"(?:^|[;:]\s*)assert\b", re.M)
-_ASSERTION_WORD_RE = re.compile(r"\bAssertionError\b(?!:)")
+_ASSERT_STMT_RE = lazyre.compile(r"(?:^|[;:]\s*)assert\b", re.M)
+_ASSERTION_WORD_RE = lazyre.compile(r"\bAssertionError\b(?!:)")
 
 
 def _negated(text: str, start: int) -> bool:
@@ -290,7 +291,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     return None
 
 
-_TAGS_RE = re.compile(r"^(?:\s*\[[^\]]{1,40}\])+\s*")
+_TAGS_RE = lazyre.compile(r"^(?:\s*\[[^\]]{1,40}\])+\s*")
 
 
 def _tidy(rep: Reported) -> Reported:
@@ -312,7 +313,7 @@ def _located(rep: Reported, lines: list[_Line]) -> Reported:
     return Reported(rep.outcome, rep.signature, (*rep.evidence, *loc.evidence())) if loc else rep
 
 
-_ECHO_STATUS_RE = re.compile(r"\becho\s+(?:\$\?|%errorlevel%|\$LASTEXITCODE)\s*$", re.I)
+_ECHO_STATUS_RE = lazyre.compile(r"\becho\s+(?:\$\?|%errorlevel%|\$LASTEXITCODE)\s*$", re.I)
 
 
 def _crash(lines: list[_Line]) -> Reported | None:
@@ -378,10 +379,10 @@ def _mismatched(lines: list[_Line]) -> Reported | None:
 
 
 # A message cut mid-phrase by a line wrap.
-_WRAPPED_TAIL_RE = re.compile(r"\b(?:has|have|has no|is|not|of|to|the|a|named|from|for|in)$")
+_WRAPPED_TAIL_RE = lazyre.compile(r"\b(?:has|have|has no|is|not|of|to|the|a|named|from|for|in)$")
 
 
-_UNSUPPORTED_RE = re.compile(
+_UNSUPPORTED_RE = lazyre.compile(
     r"\b(?:unsupported|not supported|not implemented|no converter|cannot convert)\b", re.I
 )
 
@@ -470,11 +471,11 @@ def _error_line(lines: list[_Line]) -> Reported | None:
 
 
 # A line a reporter puts where they cut frames out of a traceback.
-_ELIDED_RE = re.compile(r"^\s*(?:\.{3,}|…|\[\.{3}\]|<\s*\.\.\.|\(\s*\.\.\.)")
+_ELIDED_RE = lazyre.compile(r"^\s*(?:\.{3,}|…|\[\.{3}\]|<\s*\.\.\.|\(\s*\.\.\.)")
 
 
 # A source line that calls into TVM (through its usual names): the error may come from there.
-_TVMISH_CALL_RE = re.compile(r"\b(?:tvm|relax|tir|te|topi|relay|R|T|bb|vm|sch)\s*[.\[]")
+_TVMISH_CALL_RE = lazyre.compile(r"\b(?:tvm|relax|tir|te|topi|relay|R|T|bb|vm|sch)\s*[.\[]")
 
 
 def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) -> bool:
@@ -507,16 +508,16 @@ def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) ->
     return not _TVMISH_CALL_RE.search(last.source) if last.source else last.func != "<module>"
 
 
-_RERAISE_RE = re.compile(r"^\s*raise\b.*\bfrom\s+(?!None\b)\w+\s*$")
-_FRAME_LINE_RE = re.compile(r'^\s*File "[^"]+", line \d+')
+_RERAISE_RE = lazyre.compile(r"^\s*raise\b.*\bfrom\s+(?!None\b)\w+\s*$")
+_FRAME_LINE_RE = lazyre.compile(r'^\s*File "[^"]+", line \d+')
 
 
 # A C++ frame of TVM in a Python traceback (``File "<unknown>", line 0, in tvm::...``), in an
 # old-style "Stack trace:" (``  0: tvm::...``) or a ``[bt] (0) ...`` backtrace.
-_CPP_FRAME_RE = re.compile(
+_CPP_FRAME_RE = lazyre.compile(
     r'^\s*(?:File "[^"]*", line \d+, in |\d+: |\[bt\] \(\d+\) \S+\(?)(?:tvm|TVM)\w*::'
 )
-_TB_START_RE = re.compile(r"^\s*(?:Traceback \(most recent call last\):|Stack trace:)\s*$")
+_TB_START_RE = lazyre.compile(r"^\s*(?:Traceback \(most recent call last\):|Stack trace:)\s*$")
 
 
 def _cut_cpp_traceback(lines: list[_Line]) -> Reported | None:
@@ -539,7 +540,7 @@ def _cut_cpp_traceback(lines: list[_Line]) -> Reported | None:
     return Reported(Outcome.INTERNAL_ERROR, signature=sig, evidence=(last_cpp,))
 
 
-_PY_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+(?:, in \S+)?\s*$')
+_PY_FRAME_RE = lazyre.compile(r'^\s*File "(?P<path>[^"]+)", line \d+(?:, in \S+)?\s*$')
 
 
 def _cut_python_traceback(lines: list[_Line]) -> Reported | None:
@@ -563,7 +564,7 @@ def _cut_python_traceback(lines: list[_Line]) -> Reported | None:
     return Reported(Outcome.TVM_ERROR, signature=sig, evidence=(normalize_paths(last[1]),))
 
 
-_SHELL_PROMPT_LINE_RE = re.compile(r"^\s*(?:\$|>|PS [^>]*>|[A-Za-z]:\\[^>]*>)\s")
+_SHELL_PROMPT_LINE_RE = lazyre.compile(r"^\s*(?:\$|>|PS [^>]*>|[A-Za-z]:\\[^>]*>)\s")
 
 
 def _tvm_diagnostics(lines: list[_Line]) -> Reported | None:
@@ -629,7 +630,7 @@ def _hang(lines: list[_Line]) -> Reported | None:
     return None
 
 
-_ERROR_IN_PROSE_RE = re.compile(
+_ERROR_IN_PROSE_RE = lazyre.compile(
     r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s*(\S[^`]*))?"
 )
 
@@ -650,7 +651,7 @@ def _error_in_prose(lines: list[_Line]) -> Reported | None:
     return None
 
 
-_BARE_NO_MODULE_RE = re.compile(r"No module named '[\w.]+'")
+_BARE_NO_MODULE_RE = lazyre.compile(r"No module named '[\w.]+'")
 
 
 def _wrong_words(lines: list[_Line]) -> Reported | None:
@@ -665,7 +666,7 @@ def _wrong_words(lines: list[_Line]) -> Reported | None:
     return None
 
 
-_PERF_RE = re.compile(
+_PERF_RE = lazyre.compile(
     r"\b(?:slow\w*|fast\w*|speed\w*|latenc\w*|throughput|perf\w*|time[sd]?|timing|"
     r"ms|sec\w*|seconds?|minutes?|memory|MB|GB)\b", re.I)
 

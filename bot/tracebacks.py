@@ -13,24 +13,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot import lazyre
 from bot.vocabulary import LOG_ERROR_WORDS
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
-_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?$')
-_HEADER_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::(?P<msg>.*))?$")
+_FRAME_RE = lazyre.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?$')
+_HEADER_RE = lazyre.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::(?P<msg>.*))?$")
 # A bare exception line found without a traceback header (the tail may have cut it off).
-LOOSE_HEADER_RE = re.compile(
+LOOSE_HEADER_RE = lazyre.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|Interrupt))"
     r"(?::(?P<msg>.*))?$"
 )
-_LOG_LINE_RE = re.compile(r"^\[\d{2}:\d{2}:\d{2}\] ")
+_LOG_LINE_RE = lazyre.compile(r"^\[\d{2}:\d{2}:\d{2}\] ")
 BACKTRACE_NOTE = "note: run with `TVM_BACKTRACE=1`"
 
 # The end of an install path; normalize_paths() finds where the path starts by one backward
 # scan (a regex with an optional path prefix backtracks quadratically over runs of "/").
-_SITE_END_RE = re.compile(r"/(?:site|dist)-packages/")
+_SITE_END_RE = lazyre.compile(r"/(?:site|dist)-packages/")
 _SITE_LEN = len("/site-packages/")
-_PATH_RUN_RE = re.compile(r"[^\s\"'()]+")
+_PATH_RUN_RE = lazyre.compile(r"[^\s\"'()]+")
 
 
 @dataclass(frozen=True)
@@ -218,10 +219,10 @@ def parse_last_error(text: str) -> PyError | None:
     return None
 
 
-_PYTEST_E_RE = re.compile(r"^E(?:\s+(.*))?$")
+_PYTEST_E_RE = lazyre.compile(r"^E(?:\s+(.*))?$")
 # Matched against right-stripped lines: a lazy ``(.+?)\s*$`` is quadratic over trailing spaces.
-_PYTEST_LOC_RE = re.compile(r"^(\S[^:]*?):(\d+):(?: in (.+)|\s*(\w[\w.]*)?)$")
-_PYTEST_SECTION_RE = re.compile(r"^_{3,} .+ _{3,}$")
+_PYTEST_LOC_RE = lazyre.compile(r"^(\S[^:]*?):(\d+):(?: in (.+)|\s*(\w[\w.]*)?)$")
+_PYTEST_SECTION_RE = lazyre.compile(r"^_{3,} .+ _{3,}$")
 
 
 def _parse_pytest(lines: list[str]) -> PyError | None:
@@ -351,16 +352,16 @@ def function_key(name: str) -> str:
 # ``at src/x.cc:N`` (older), ``[bt] (N) libtvm.so(FUNC+0x..)`` (oldest); log lines
 # ``[hh:mm:ss] src/x.cc:N: Check failed`` name a file.
 # (Matched against right-stripped lines, see _PYTEST_LOC_RE.)
-_LOC_PY_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>.+)$')
-_LOC_NUM_FRAME_RE = re.compile(r"^\s*(?P<n>\d+): (?P<func>\S.*)$")
-_LOC_BT_FRAME_RE = re.compile(r"^\s*\[bt\] \((?P<n>\d+)\) [^(\s]*\((?P<func>[^+)]+)")
-_LOC_AT_RE = re.compile(r"^\s*at (?P<path>\S+?\.(?:cc|cpp|cu|h|hpp)):\d+\s*$")
+_LOC_PY_FRAME_RE = lazyre.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>.+)$')
+_LOC_NUM_FRAME_RE = lazyre.compile(r"^\s*(?P<n>\d+): (?P<func>\S.*)$")
+_LOC_BT_FRAME_RE = lazyre.compile(r"^\s*\[bt\] \((?P<n>\d+)\) [^(\s]*\((?P<func>[^+)]+)")
+_LOC_AT_RE = lazyre.compile(r"^\s*at (?P<path>\S+?\.(?:cc|cpp|cu|h|hpp)):\d+\s*$")
 # A log line's ``src/relax/x.cc:12:`` followed (later on the line) by an error word. Found in
 # steps that are each linear: the ``.cc:N:`` end, then the run of path characters before it.
-_LOC_LOG_END_RE = re.compile(r"\.(?:cc|cpp|cu):\d+:")
-_LOC_LOG_WORD_RE = re.compile(LOG_ERROR_WORDS)
-_LOC_PATH_CHARS_RE = re.compile(r"[\w/.\-]+")
-_LOC_SRC_RE = re.compile(r"(?:^|/)(?:src|include)/[\w.\-]")
+_LOC_LOG_END_RE = lazyre.compile(r"\.(?:cc|cpp|cu):\d+:")
+_LOC_LOG_WORD_RE = lazyre.compile(LOG_ERROR_WORDS)
+_LOC_PATH_CHARS_RE = lazyre.compile(r"[\w/.\-]+")
+_LOC_SRC_RE = lazyre.compile(r"(?:^|/)(?:src|include)/[\w.\-]")
 
 
 def _log_location(line: str) -> str:
@@ -417,7 +418,7 @@ _GENERIC_FILE_KEYS = frozenset(
         "core",
     }
 )
-_GENERIC_FUNC_RE = re.compile(
+_GENERIC_FUNC_RE = lazyre.compile(
     r"^(?:tvm::(?:runtime|ffi|transform|detail|support)::|TVM|std::|__|_Py|Py)"
     r"|(?:^|::)(?:Py)?(?:Expr|Stmt|StmtExpr|Type|StructInfo|Pattern|Dataflow|Attr|IR|Block)?"
     r"(?:Functor|Mutator|MutatorBase|Visitor|Rewriter)(?:<[^:]*>)?::"
@@ -435,7 +436,7 @@ _PASS_VERBS = (
 # (One quantifier per word part: ``(?:[A-Z][A-Za-z0-9]*)+`` meant the same and backtracked
 # exponentially on a long capitalised word.)
 _CAMEL = r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
-_PASS_RE = re.compile(
+_PASS_RE = lazyre.compile(
     rf"\btransform\.(?P<t>{_CAMEL})\b"
     rf"|(?<!\w)(?P<v>(?:{_PASS_VERBS})[A-Z][A-Za-z0-9]*)\b"
 )
@@ -580,20 +581,20 @@ def same_location(a: Locations, b: Locations) -> str:
 # innermost first. Which frames are TVM's, the interpreter's internals, another library's or the
 # script's own.
 
-_FH_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+) in (?P<func>\S+)')
-_GDB_FRAME_RE = re.compile(
+_FH_FRAME_RE = lazyre.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+) in (?P<func>\S+)')
+_GDB_FRAME_RE = lazyre.compile(
     r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<func>[^\s(]+) ?\([^)]{0,200}\)(?: (?:from|at) (?P<lib>\S+))?"
 )
-_GLIBC_FRAME_RE = re.compile(r"^\s*(?P<lib>[^\s(\[]+)\((?P<func>[^+)\s]*)(?:\+0x[0-9a-fA-F]+)?\)\s*\[0x")
-_BINARY_FRAME_RE = re.compile(r'^\s*Binary file "(?P<lib>[^"]+)", at (?P<func>[^\s+]*)')
-_BT_FRAME_RE = re.compile(r"^\s*\[bt\] \(\d+\) (?P<lib>[^\s(]+)\((?P<func>[^+)\s]*)")
+_GLIBC_FRAME_RE = lazyre.compile(r"^\s*(?P<lib>[^\s(\[]+)\((?P<func>[^+)\s]*)(?:\+0x[0-9a-fA-F]+)?\)\s*\[0x")
+_BINARY_FRAME_RE = lazyre.compile(r'^\s*Binary file "(?P<lib>[^"]+)", at (?P<func>[^\s+]*)')
+_BT_FRAME_RE = lazyre.compile(r"^\s*\[bt\] \(\d+\) (?P<lib>[^\s(]+)\((?P<func>[^+)\s]*)")
 # The interpreter's own machinery: never where a bug is.
-_INTERNAL_FUNC_RE = re.compile(
+_INTERNAL_FUNC_RE = lazyre.compile(
     r"^(?:_?Py|_PyEval|_PyObject|_PyFunction|_PyVectorcall|method_vectorcall|cfunction_|"
     r"slot_tp_|vectorcall|call_function|run_mod|run_eval|pymain_|Py_RunMain|Py_BytesMain|"
     r"__libc_start|_start$|main$|_Py_DumpStack|faulthandler|<frozen)"
 )
-_INTERNAL_LIB_RE = re.compile(r"(?:^|/)(?:libpython3[\w.]*\.so|python3(?:\.\d+)?)(?:[\s(]|$)|libc\.so|ld-linux")
+_INTERNAL_LIB_RE = lazyre.compile(r"(?:^|/)(?:libpython3[\w.]*\.so|python3(?:\.\d+)?)(?:[\s(]|$)|libc\.so|ld-linux")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from bot import lazyre
+
 # --------------------------------------------------------------------------------------------
 # Crashes
 
@@ -37,15 +39,15 @@ SIGNAL_NAMES: dict[int, str] = {
     11: "SIGSEGV",
     15: "SIGTERM",
 }
-FATAL_RE = re.compile(
+FATAL_RE = lazyre.compile(
     r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|"
     r"Illegal instruction)"
 )
 FATAL_TO_SIGNAL = {name: sig for sig, name in CRASH_SIGNALS.items()}
 
 # faulthandler's frame line ("  File "x.py", line 5 in f"): no comma before "in".
-FAULTHANDLER_FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+ in \S')
-CRASH_CONTEXT_RE = re.compile(
+FAULTHANDLER_FRAME_RE = lazyre.compile(r'^\s*File "[^"]*", line \d+ in \S')
+CRASH_CONTEXT_RE = lazyre.compile(
     r"free\(\)|double free|corrupted|malloc\(\)|munmap_chunk|terminate called|"
     r"what\(\):|Check failed|Fatal Python error|Segmentation fault|core dumped|"
     r"stack smashing|AddressSanitizer|heap-buffer-overflow|Segfault encountered|"
@@ -61,7 +63,7 @@ BACKTRACE_NOTE = "note: run with `TVM_BACKTRACE=1`"
 # The device the script wants is absent
 
 # The device the script wants is absent on this worker.
-DEVICE_ABSENT_RE = re.compile(
+DEVICE_ABSENT_RE = lazyre.compile(
     r"Device ?API (?:cuda|rocm|vulkan|metal|opencl|gpu) is not enabled"
     r"|Device type (?:cuda|rocm|vulkan|metal|opencl|gpu) is not enabled"
     r"|no CUDA-capable device"
@@ -92,14 +94,14 @@ DEVICE_ABSENT_RE = re.compile(
 )
 # Every device-absent message holds one of these (lower-cased): a cheap test first, since the
 # full pattern (case-insensitive, many alternatives) costs ~100x more per line.
-_DEVICE_HINT_RE = re.compile(
+_DEVICE_HINT_RE = lazyre.compile(
     r"cuda|gpu|rocm|vulkan|opencl|metal|nvcc|nvptx|hip|nvidia|driver|device|vk_error|cl_platform"
     r"|clgetplatformids|nvrtc|cudnn|cublas|nvinfer"
 )
 
 
 # ... and one of these words of absence (a flood of "cuda gpu cuda gpu" has none).
-_ABSENCE_HINT_RE = re.compile(
+_ABSENCE_HINT_RE = lazyre.compile(
     r"not |n't|no |no_|nodevice|unavailable|too old|insufficient|cannot|can't|could not|unable"
     r"|initialization|_error|error_|target\.build|platform|-1001|mtlcreate"
 )
@@ -123,22 +125,22 @@ def device_absent(text: str) -> bool:
 
 # A device-absent line that is the failure itself (an exception, an abort's message), not a
 # warning printed on the way (torch's "UserWarning: CUDA initialization: ...").
-DEVICE_FAILURE_LINE_RE = re.compile(r"Error|Exception|what\(\):|Check failed|terminate called")
-DEVICE_WORD_RE = re.compile(r"\b(?:cuda|gpu|rocm|vulkan|opencl|metal|nvcc)\b", re.IGNORECASE)
-EXIST_CHECK_RE = re.compile(r"\.exist\b|is_available\(\)|device_count\(\)")
+DEVICE_FAILURE_LINE_RE = lazyre.compile(r"Error|Exception|what\(\):|Check failed|terminate called")
+DEVICE_WORD_RE = lazyre.compile(r"\b(?:cuda|gpu|rocm|vulkan|opencl|metal|nvcc)\b", re.IGNORECASE)
+EXIST_CHECK_RE = lazyre.compile(r"\.exist\b|is_available\(\)|device_count\(\)")
 
 # --------------------------------------------------------------------------------------------
 # Wrong results
 
 # Words that say "the numbers are wrong".
-WRONG_RESULT_RE = re.compile(
+WRONG_RESULT_RE = lazyre.compile(
     r"mismatch|not equal|not close|are not (?:the )?same|differ|"
     r"wrong (?:result|output|answer|value)|incorrect (?:result|output|value|answer)|"
     r"inconsistent|results? (?:do not|don't) match",
     re.IGNORECASE,
 )
-TESTING_PATH_RE = re.compile(r"numpy/testing/|/tvm/testing/|torch/testing/|/unittest/case\.py")
-TESTING_MSG_RE = re.compile(
+TESTING_PATH_RE = lazyre.compile(r"numpy/testing/|/tvm/testing/|torch/testing/|/unittest/case\.py")
+TESTING_MSG_RE = lazyre.compile(
     r"Mismatched elements|Not equal to tolerance|Arrays are not (?:almost )?equal|"
     r"Items are not equal|Tensor-likes are not (?:close|equal)|Scalars are not (?:close|equal)",
 )
@@ -161,22 +163,22 @@ def is_tvm_name(name: str) -> bool:
     )
 
 
-NO_MODULE_RE = re.compile(r"No module named '([^']+)'")
-CANNOT_IMPORT_RE = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
-MODULE_ATTR_RE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
+NO_MODULE_RE = lazyre.compile(r"No module named '([^']+)'")
+CANNOT_IMPORT_RE = lazyre.compile(r"cannot import name '([^']+)' from '([^']+)'")
+MODULE_ATTR_RE = lazyre.compile(r"module '([^']+)' has no attribute '([^']+)'")
 # TVM saying that a form the script uses is gone ("CLI target string form (e.g. "llvm
 # -mcpu=xxx") is no longer supported"): the script targets another TVM API.
-REMOVED_FORM_RE = re.compile(
+REMOVED_FORM_RE = lazyre.compile(
     r"\b(?:is|are) no longer (?:supported|accepted|available|allowed|valid)\b"
     r"|\b(?:has|have) been (?:removed|dropped|deprecated and removed)\b"
     r"|\bwas removed (?:in|from|since)\b|\bno longer exists?\b",
     re.IGNORECASE,
 )
-OBJECT_ATTR_RE = re.compile(
+OBJECT_ATTR_RE = lazyre.compile(
     r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'"
 )
 _SHARED_LIB_MSG = ": cannot open shared object file"
-_SHARED_LIB_NAME_RE = re.compile(r"[\w.+\-]+\.so[\w.]*$")
+_SHARED_LIB_NAME_RE = lazyre.compile(r"[\w.+\-]+\.so[\w.]*$")
 
 
 def shared_library(text: str) -> str:
@@ -192,7 +194,7 @@ def shared_library(text: str) -> str:
         at = text.find(_SHARED_LIB_MSG, at + 1)
     return ""
 
-REQUIRED_RE = re.compile(
+REQUIRED_RE = lazyre.compile(
     r"^\s*(?:[\w.]+:\s*)?`?([A-Za-z_][\w.\-]*)`? (?:package )?is required\b"
     r"|\b(?:pip3?|conda|python3? -m pip) install (?:-U |--upgrade |--user )*['\"`]?([A-Za-z_][\w.\-]*)"
     r"|\brequires (?:the )?`?([A-Za-z_][\w\-]*)`? (?:package|module|library)\b",
@@ -219,11 +221,11 @@ def required_package(text: str) -> str | None:
 
 
 # A name the code read and nothing bound (Python's NameError).
-NAME_ERROR_RE = re.compile(r"name '([A-Za-z_]\w*)' is not defined")
+NAME_ERROR_RE = lazyre.compile(r"name '([A-Za-z_]\w*)' is not defined")
 # A function's body pasted alone.
-OUTSIDE_FUNCTION_RE = re.compile(r"'(return|yield|await|nonlocal)' outside (?:async )?function")
+OUTSIDE_FUNCTION_RE = lazyre.compile(r"'(return|yield|await|nonlocal)' outside (?:async )?function")
 
-NO_SUCH_FILE_RE = re.compile(r"No such file or directory: '([^']+)'")
+NO_SUCH_FILE_RE = lazyre.compile(r"No such file or directory: '([^']+)'")
 
 
 # --------------------------------------------------------------------------------------------
@@ -233,7 +235,7 @@ NO_SUCH_FILE_RE = re.compile(r"No such file or directory: '([^']+)'")
 CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
         0,
-        re.compile(
+        lazyre.compile(
             r"(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate)\(\): [^\n]+"
             r"|double free or corruption[^\n]*"
             r"|corrupted (?:size vs\. prev_size|double-linked list|top size)[^\n]*"
@@ -245,13 +247,13 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     ),
     (
         1,
-        re.compile(
+        lazyre.compile(
             r"Fatal Python error: (?:Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"
         ),
     ),
     (
         2,
-        re.compile(
+        lazyre.compile(
             r"Segmentation fault(?: \(core dumped\))?|Aborted \(core dumped\)"
             r"|Illegal instruction(?: \(core dumped\))?|Bus error(?: \(core dumped\))?"
             r"|Floating point exception(?: \(core dumped\))?|Trace/breakpoint trap(?: \(core dumped\))?"
@@ -261,7 +263,7 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     ),
     (
         3,
-        re.compile(
+        lazyre.compile(
             r"(?:\b(?:exit(?:ed)?|exits|return(?:ed)?|status|code|LASTEXITCODE|returncode|rc|signal)"
             r"|\$\?)"
             # 128+N: 139 SEGV, 134 ABRT, 136 FPE, 135 BUS, 132 ILL, 133 TRAP (a whole number:
@@ -276,7 +278,7 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     ),
     (
         4,
-        re.compile(
+        lazyre.compile(
             r"\bseg[ -]?fault(?:s|ed|ing)?\b|\bcore[ -]?dump(?:s|ed)?\b"
             # the process gone with no Python error: "python quits without any message", "the
             # process just dies", "the kernel appears to have died" (Jupyter)
@@ -294,8 +296,8 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
     ),
 )
 # "crashes" alone is loose talk for any failure as often as not: weaker than an error line.
-LOOSE_CRASH_RE = re.compile(r"\bcrash(?:es|ed|ing)?\b|\babort(?:s|ed|ing)?\b", re.IGNORECASE)
-HANG_RE = re.compile(
+LOOSE_CRASH_RE = lazyre.compile(r"\bcrash(?:es|ed|ing)?\b|\babort(?:s|ed|ing)?\b", re.IGNORECASE)
+HANG_RE = lazyre.compile(
     r"\bhangs?\b|\bhanging\b|\bhung\b|\bstuck\b|\binfinite loop\b|\bdeadlock(?:s|ed)?\b"
     r"|\bnever (?:finish|end|terminate|return|complete|stop|halt)(?:e?s|e?d)?\b|\btime[sd] out\b"
     r"|\bfreezes\b|\b(?:runs?|running|goes on|going on|compiles?|compiling|continues?) "
@@ -306,7 +308,7 @@ HANG_RE = re.compile(
     re.IGNORECASE,
 )
 # Runaway memory, with no word about time: the run would hit the worker's memory limit.
-MEMORY_RE = re.compile(
+MEMORY_RE = lazyre.compile(
     r"\bmemory (?:usage |use |consumption |footprint )?(?:keeps?|kept|continues|continued|is|was)?"
     r" ?(?:slowly |steadily |constantly |rapidly |quickly )?(?:increas|grow|ris|climb|explod)\w*"
     r"|\b(?:increasing|growing|unbounded|exploding|excessive|huge) memory\b"
@@ -315,30 +317,30 @@ MEMORY_RE = re.compile(
     re.IGNORECASE,
 )
 # "the machine crashed" (under a runaway compile) is not the process crashing.
-MACHINE_CRASH_RE = re.compile(
+MACHINE_CRASH_RE = lazyre.compile(
     r"\b(?:machine|system|computer|kernel|pc|laptop|server|host|os)(?:'s)? "
     r"(?:(?:has|had|would|will|eventually|finally) )?(?:crash|abort)\w*\b",
     re.IGNORECASE,
 )
-NEGATION_RE = re.compile(
+NEGATION_RE = lazyre.compile(
     # (within its clause: "no error, but the output is all zeros" negates only the error)
     r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b(?:(?!\bbut\b)[^.;:]){0,30}$",
     re.IGNORECASE
 )
 
-CHECK_FAILED_RE = re.compile(r"Check failed:?\s*[^\n`]*")
-INTERNAL_RE = re.compile(r"\b(?:tvm\.error\.)?InternalError\b(?::\s*[^\n`]*)?")
+CHECK_FAILED_RE = lazyre.compile(r"Check failed:?\s*[^\n`]*")
+INTERNAL_RE = lazyre.compile(r"\b(?:tvm\.error\.)?InternalError\b(?::\s*[^\n`]*)?")
 MISMATCHED_RES = (
-    re.compile(r"Mismatched elements: [^\n]*"),
-    re.compile(
+    lazyre.compile(r"Mismatched elements: [^\n]*"),
+    lazyre.compile(
         r"Not equal to tolerance[^\n]*|Arrays are not (?:almost )?equal|Tensor-likes are not close"
     ),
 )
 # A keyword argument the called function does not take (renamed in TVM: bot.api_changes).
-UNEXPECTED_KEYWORD_RE = re.compile(r"\b(\w+)\(\) got an unexpected keyword argument '(\w+)'")
-PY2_MODULE_ATTR_RE = re.compile(r"'module' object has no attribute '([^']+)'")
+UNEXPECTED_KEYWORD_RE = lazyre.compile(r"\b(\w+)\(\) got an unexpected keyword argument '(\w+)'")
+PY2_MODULE_ATTR_RE = lazyre.compile(r"'module' object has no attribute '([^']+)'")
 
-REPORTED_WRONG_RE = re.compile(
+REPORTED_WRONG_RE = lazyre.compile(
     # "type/shape/signature mismatch" is a compiler check, not a wrong number.
     r"(?<!type )(?<!dtype )(?<!shape )(?<!signature )(?<!argument )(?<!structural )"
     r"(?<!struct info )(?<!layout )(?<!arity )(?<!version )(?<!abi )"
@@ -378,18 +380,18 @@ REPORTED_WRONG_RE = re.compile(
     r"|\bresults? (?:is|are) not (?:right|correct)\b|\w\s*≠\s*\w",
     re.IGNORECASE,
 )
-GENERIC_FAIL_RE = re.compile(
+GENERIC_FAIL_RE = lazyre.compile(
     r"\bfail(?:s|ed|ure|ing)?\b|\berrors?\b|\bexceptions?\b|\bthrows?\b|\braises?\b"
     r"|\bcannot (?:be )?(?:compile|build|parse|run|import|load)d?\b|\bbroken\b",
     re.IGNORECASE,
 )
-PASSED_RE = re.compile(
+PASSED_RE = lazyre.compile(
     r"\b(?:works?|worked|working|runs?|ran) (?:fine|well|correctly|as expected|properly|ok)\b"
     r"|\bno (?:errors?|exceptions?|problems?|crash(?:es)?)\b|\bwithout (?:any )?(?:errors?|problems?)\b"
     r"|\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\bpasses\b",
     re.IGNORECASE,
 )
-QUESTION_TITLE_RE = re.compile(
+QUESTION_TITLE_RE = lazyre.compile(
     r"^\s*(?:\[[^\]]*\]\s*)*(?:why|how|what|when|where|which|is|are|can|could|does|do|should|"
     r"question)\b|\?\s*$",
     re.IGNORECASE,
@@ -397,7 +399,7 @@ QUESTION_TITLE_RE = re.compile(
 # A section heading: "### Expected behavior", "**Actual behaviour:**".
 # Matched against a right-stripped line; group 1 still carries closing "#"s (strip them): a lazy
 # ``(.+?)\s*#*\s*$`` backtracked quadratically over trailing spaces.
-SECTION_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s*(.+)$|\*\*([^*]{1,60})\*\*:?$)")
+SECTION_RE = lazyre.compile(r"^\s{0,3}(?:#{1,6}\s*(.+)$|\*\*([^*]{1,60})\*\*:?$)")
 # TVM's own diagnostics, recognisable without an ``XxxError:`` line.
 # The words that make a TVM log line (``[hh:mm:ss] src/x.cc:12: ...``) an error, not a note:
 # for what the reporter pasted (TVM_DIAG_RES) and for where in TVM it failed (bot.tracebacks).
@@ -406,25 +408,25 @@ LOG_ERROR_WORDS = (
     r"|[Uu]nsupported|does not match|conflict|is not|are not|not part of|not found|must"
 )
 TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\bLLVM ERROR\b(?::[^\n`]*)?", re.IGNORECASE),
-    re.compile(
+    lazyre.compile(r"\bLLVM ERROR\b(?::[^\n`]*)?", re.IGNORECASE),
+    lazyre.compile(
         r"The (?:Relay|Relax) type checker is unable to show the following types match[^\n`]*"
     ),
-    re.compile(r"An error occurred during the execution of TVM[^\n`]*"),
+    lazyre.compile(r"An error occurred during the execution of TVM[^\n`]*"),
     # Messages that read as prose (one is a question), quoted with no "XxxError:" in front,
     # often alone as the title: "Did you forget to bind?" (memory verification of GPU code).
-    re.compile(r"\b(?:[Dd]id you forget to bind\?|[Mm]emory verification failed\b)[^\n`\"]*"),
-    re.compile(
+    lazyre.compile(r"\b(?:[Dd]id you forget to bind\?|[Mm]emory verification failed\b)[^\n`\"]*"),
+    lazyre.compile(
         # (the src/ check is a lookahead: "\S*src/\S+\.cc" backtracked over "src/src/src/...")
         r"^\s*\[\d{2}:\d{2}:\d{2}\] (?=\S*(?:src|include)/\S)[^\s:]*\.(?:cc|h|cpp):\d+: "
         r"(?!(?:Warning|warning|Info|info|Note|note)\b)"
         rf"(?=[^\n]*\b(?:{LOG_ERROR_WORDS})).*"
     ),
 )
-BACKTRACE_NOTE_RE = re.compile(r"note: run with `?TVM_BACKTRACE=1`?")
+BACKTRACE_NOTE_RE = lazyre.compile(r"note: run with `?TVM_BACKTRACE=1`?")
 # A sentence about another time or setup ("Previously it worked", "with version 0.18 it runs
 # fine"): its pass-words say nothing about the report.
-ELSEWHEN_RE = re.compile(
+ELSEWHEN_RE = lazyre.compile(
     r"\b(?:previously|used to|earlier|before (?:I |we )?(?:upgrad|updat|switch|the )\w*"
     r"|(?:older|previous|earlier|last|old) (?:versions?|releases?|commits?|builds?)"
     r"|with (?:version|v?\d+\.\d+)|(?:in|on) (?:version |v)?\d+\.\d+"
@@ -432,20 +434,20 @@ ELSEWHEN_RE = re.compile(
     re.IGNORECASE,
 )
 # Sentences of the TVM issue template itself (its welcome text and placeholders).
-TEMPLATE_PROSE_RE = re.compile(
+TEMPLATE_PROSE_RE = lazyre.compile(
     r"Thanks for participating in the TVM community|issue tracker is used for actionable items"
     r"|Issues that are inactive for a period|Feel free to reopen|Please refer to the list of label"
     r"|What you were expecting|What actually happened|Any environment details|Preferably a minimal",
     re.IGNORECASE,
 )
-TEMPLATE_LINE_RE = re.compile(
+TEMPLATE_LINE_RE = lazyre.compile(
     r"^\s*(?:what you were expecting|what actually happened|any environment details"
     r"|preferably a minimal script|expected behaviou?r|actual behaviou?r)\b",
     re.IGNORECASE,
 )
 
 
-ACTUAL_LINE_RE = re.compile(
+ACTUAL_LINE_RE = lazyre.compile(
     r"^\s*(?:\*\*)?(?:reality|actual(?:ly)?|in reality|instead|observed|what actually happened"
     r"|actual (?:behaviou?r|result|output))\b",
     re.IGNORECASE,
@@ -453,14 +455,14 @@ ACTUAL_LINE_RE = re.compile(
 
 
 # A title that says the numbers are wrong.
-WRONG_TITLE_RE = re.compile(
+WRONG_TITLE_RE = lazyre.compile(
     r"\b(?:wrong|incorrect|inaccurate|mismatch(?:ed|ing)?|different|inconsistent|bad)"
     r" (?:\w+ ){0,2}(?:results?|outputs?|predictions?|values?|answers?|numbers?|logits|accuracy"
     r"|inference)\b|\b(?:results?|outputs?|predictions?) (?:are |is )?(?:wrong|incorrect|differ\w*)\b",
     re.IGNORECASE,
 )
 # A script's own result check: numpy's / TVM's / torch's assert helpers, ``assert np.allclose``.
-_RESULT_CHECK_RE = re.compile(
+_RESULT_CHECK_RE = lazyre.compile(
     r"assert_allclose|assert_almost_equal|assert_array_almost_equal|assert_array_equal"
     r"|assert_equal|assert_close|^\s*assert\b.{0,200}\b(?:allclose|array_equal|isclose)\b",
 )
@@ -488,7 +490,7 @@ MODULE_ALIASES = frozenset(
 # A report about importing itself ("Failed to import tvm.relax", "import tvm fails"): a script
 # that only imports is its whole repro.
 # A report about importing, or about loading TVM's shared library (which happens on import).
-IMPORT_REPORT_RE = re.compile(
+IMPORT_REPORT_RE = lazyre.compile(
     r"\bimport(?:s|ed|ing)?\b|ImportError|ModuleNotFoundError|No module named"
     r"|undefined symbol|cannot open shared object|Could not find module|\blibtvm\w*"
     r"|\btvm(?:_runtime|_compiler|_ffi)?\.(?:dll|so|dylib)\b|\bload_lib\w*|\bdlopen\b",

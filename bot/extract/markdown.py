@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from bot import lazyre
 from bot.extract.patterns import (
     ENV_SECTION_RE,
     ESCAPED_PROMPT_RE,
@@ -99,7 +100,7 @@ def normalise(text: str) -> str:
     return "\n".join(out)
 
 
-_PRE_SPLIT_RE = re.compile(r"(?=<pre\b)|(?<=</pre>)", re.I)
+_PRE_SPLIT_RE = lazyre.compile(r"(?=<pre\b)|(?<=</pre>)", re.I)
 
 
 def _split_at_pre(lines: list[str]) -> list[str]:

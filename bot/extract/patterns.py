@@ -1,7 +1,7 @@
 """The text patterns of the extractor, in one place: fence tags, prompts, section words.
 
-Patterns are compiled on first use (:class:`Pattern`), so importing the extractor stays cheap
-for commands that never read an issue. Every pattern here is linear on any line: no nested
+Patterns are compiled on first use (:class:`bot.lazyre.Pattern`), so importing the extractor
+stays cheap for commands that never read an issue. Every pattern here is linear on any line: no nested
 quantifiers over the same characters (``tests/test_extract_hostile.py`` checks each stage on
 pathological texts).
 """
@@ -10,43 +10,8 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
 
-
-class Pattern:
-    """A regular expression compiled on first use; after that, its methods are the compiled
-    pattern's own (no wrapper on the per-line hot paths)."""
-
-    __slots__ = ("_flags", "_source", "findall", "finditer", "match", "search", "sub")
-    match: Callable[..., re.Match[str] | None]
-    search: Callable[..., re.Match[str] | None]
-    finditer: Callable[..., Iterator[re.Match[str]]]
-    findall: Callable[..., list[Any]]
-    sub: Callable[..., str]
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self._source = source
-        self._flags = flags
-        for name in _METHODS:
-            setattr(self, name, self._first_use(name))
-
-    def _first_use(self, name: str) -> Callable[..., Any]:
-        def first(*args: Any, **kwargs: Any) -> Any:
-            return getattr(self.compiled, name)(*args, **kwargs)
-
-        return first
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        compiled = re.compile(self._source, self._flags)
-        for name in _METHODS:
-            setattr(self, name, getattr(compiled, name))
-        return compiled
-
-
-_METHODS = ("match", "search", "finditer", "findall", "sub")
-
+from bot.lazyre import Pattern
 
 # The Python prompt (the one definition): ``>>> code``, or ``>>>`` alone; group 2 is the code.
 PROMPT = ">>>"

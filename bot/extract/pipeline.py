@@ -47,6 +47,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from bot import lazyre
 from bot.extract.args import with_args
 from bot.extract.blocks import from_blocks
 from bot.extract.candidates import classify_block, own_blocks, quoted_fails_too
@@ -102,7 +103,7 @@ def _shell_in_prose(src: Source, blocks: list[Block]) -> tuple[Repro | None, Not
     return shell_in_prose(src, blocks), NO_NOTES
 
 
-_QUOTE_MARK_RE = re.compile(r"^\s{0,3}>\s?")
+_QUOTE_MARK_RE = lazyre.compile(r"^\s{0,3}>\s?")
 
 
 def _quoted_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
@@ -200,7 +201,7 @@ def extract_repro(issue: Issue) -> Repro:
 
 # An interactive session's traceback whose first statement went straight into a TVM package's
 # ``__init__.py``: ``File "<stdin>", line 1, in <module>`` then ``File ".../tvm/relax/__init__.py"``.
-_SESSION_IMPORT_RE = re.compile(
+_SESSION_IMPORT_RE = lazyre.compile(
     r'^\s*File "<(?:stdin|string|ipython-input[^>]*)>", line 1, in <module>\s*\n'
     r'\s*File "([^"\n]*[/\\]tvm(?:[/\\]\w+)*)[/\\]__init__\.py", line \d+, in <module>',
     re.M,

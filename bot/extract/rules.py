@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot import lazyre
 from bot.extract.candidates import Code, is_printed_output, is_printed_value
 from bot.extract.markdown import Source, last_paragraph, probe_in_env
 from bot.extract.patterns import FAILS_INTRO_RE, VARIANT_RE
@@ -68,8 +69,8 @@ def why_not(c: Code, seen: Seen) -> Rule | None:
 
 
 # A sentence that turns against the ones before it: "X works fine. But building it:".
-_TURN_RE = re.compile(r"^(?:but|however|yet|though|whereas|unfortunately|sadly)\b", re.I)
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+_TURN_RE = lazyre.compile(r"^(?:but|however|yet|though|whereas|unfortunately|sadly)\b", re.I)
+_SENTENCE_END_RE = lazyre.compile(r"(?<=[.!?])\s+")
 
 
 def block_intro(prose: str) -> str:
@@ -89,7 +90,7 @@ def offered_as_working(prose: str) -> bool:
 
 
 # "This should work:", "I expect this to pass:": what the author expects, not what happened.
-_EXPECTATION_RE = re.compile(r"\b(?:should|expect\w*|supposed|would|must)\b", re.I)
+_EXPECTATION_RE = lazyre.compile(r"\b(?:should|expect\w*|supposed|would|must)\b", re.I)
 
 
 def only_offered_as_working(prose: str) -> bool:

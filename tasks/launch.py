@@ -67,21 +67,13 @@ class Made:
         self.cgroup_dirs: dict[str, str] = {}
 
     def close_passed(self) -> None:
-        for fd in self.pass_fds:
-            try:  # noqa: SIM105 - contextlib is not imported this early
-                os.close(fd)
-            except OSError:
-                pass
+        close_quietly(*self.pass_fds)
         self.pass_fds = []
 
     def release(self) -> None:
         self.close_passed()
-        if self.status_r >= 0:
-            try:  # noqa: SIM105
-                os.close(self.status_r)
-            except OSError:
-                pass
-            self.status_r = -1
+        close_quietly(self.status_r)
+        self.status_r = -1
         for d in self.cgroup_dirs.values():
             _rmdir(d)
         self.cgroup_dirs = {}
@@ -102,6 +94,17 @@ def _rmdir(path: str) -> None:
             import time
 
             time.sleep(0.01)
+
+
+def close_quietly(*fds: int) -> None:
+    """Close each fd; one never made (-1) or already closed is no error. (Not
+    ``contextlib.suppress``: contextlib is not imported this early.)"""
+    for fd in fds:
+        if fd >= 0:
+            try:  # noqa: SIM105
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def data_fd(data: bytes, name: str = "data") -> int:
@@ -225,9 +228,7 @@ def spawn(made: Made, recipe: dict[str, Any]) -> Spawned:
             os.close(fd)
         raise
     finally:
-        for fd in (out_w, err_w, here):
-            if fd >= 0:
-                os.close(fd)
+        close_quietly(out_w, err_w, here)
     return Spawned(pid, made.argv, out_r, err_r)
 
 
@@ -397,27 +398,28 @@ class Early:
         if self.taken or self.proc is None:
             return
         self.taken = True
-        proc, made = self.proc, self.made
-        if self.channel >= 0:
-            try:  # noqa: SIM105
-                os.close(self.channel)
-            except OSError:
-                pass
-            self.channel = -1
-        assert made is not None
-        for d in made.cgroup_dirs.values():  # first: bwrap, still alive, reaps them
-            _kill_cgroup(d, spare=proc.pid)
-        import _signal
+        assert self.made is not None
+        kill_unused(self.made, self.proc, self.channel)
+        self.channel = -1
 
-        try:  # noqa: SIM105
-            os.killpg(proc.pid, _signal.SIGKILL)
-        except OSError:
-            pass
-        proc.wait()
-        for f in (proc.stdout, proc.stderr):
-            if f is not None:
-                f.close()
-        made.release()
+
+def kill_unused(made: Made, proc: Spawned, channel: int = -1) -> None:
+    """Kill a started run (its whole tree) that will not be used, and release what it held:
+    an unused early start, or one taken whose adoption then failed."""
+    close_quietly(channel)
+    for d in made.cgroup_dirs.values():  # first: bwrap, still alive, reaps them
+        _kill_cgroup(d, spare=proc.pid)
+    import _signal
+
+    try:  # noqa: SIM105
+        os.killpg(proc.pid, _signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+    for f in (proc.stdout, proc.stderr):
+        if f is not None:
+            f.close()
+    made.release()
 
 
 def _kill_cgroup(d: str, spare: int) -> None:
@@ -478,9 +480,7 @@ def quick_start(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> 
             os.close(ours)
             raise
         finally:
-            for fd in (theirs, hook):
-                if fd >= 0:
-                    os.close(fd)
+            close_quietly(theirs, hook)
         early.made, early.proc, early.channel = made, proc, ours
     except Exception:  # noqa: BLE001 - a process boundary: the bot's own start follows
         pass

@@ -186,9 +186,15 @@ def prestart(python: str, *, sandbox: Sandbox, pass_env: Mapping[str, str] = {},
     if taken is not None:  # started from this very recipe before the bot's modules loaded
         made, proc, channel, started_at = taken
         assert recipe is not None
-        launch = sandbox.launch_of(recipe, spec, made)
-        run = _Run(launch, limits=sandbox.limits, proc=(proc, started_at))
-        ours = socket.socket(fileno=channel)
+        try:
+            launch = sandbox.launch_of(recipe, spec, made)
+            run = _Run(launch, limits=sandbox.limits, proc=(proc, started_at))
+            ours = socket.socket(fileno=channel)
+        except BaseException:  # (not left to --die-with-parent: its cgroup and scratch too)
+            from tasks.launch import kill_unused
+
+            kill_unused(made, proc, channel)
+            raise
     else:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         hook_fd = -1

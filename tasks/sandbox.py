@@ -45,7 +45,7 @@ from pathlib import Path
 from bot.errors import InfraError
 from bot.records import record
 from bot.runs import RunLimits
-from tasks.launch import data_fd  # (the one memfd helper; callers use sb.data_fd too)
+from tasks.launch import close_quietly, data_fd  # (callers use sb.data_fd too)
 
 TYPE_CHECKING = False  # typing's, without importing typing (5 ms): see bot/records.py
 if TYPE_CHECKING:
@@ -312,9 +312,7 @@ def etc_fds(uid: int) -> dict[str, int]:
 
 
 def close_fds(fds: Iterable[int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
+    close_quietly(*fds)
 
 
 def reachable_by_others(path: str) -> bool:

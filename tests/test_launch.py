@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from procs import alive_in_group
 
 from bot.config import SandboxConfig
 from bot.models import RunLimits
@@ -206,3 +207,28 @@ def test_the_early_start_spawns_the_recipe_with_builtins_only(tmp_path: Path) ->
     # fd the bot inherited is not passed on
     assert len(got["fds"]) == 8 and stray not in got["fds"], (got["fds"], stray)
     assert got["sid"] and got["code"] == -9 and not got["scratch_left"]
+
+
+def test_a_taken_run_that_is_not_used_after_all_is_killed_and_cleaned_up(
+        tmp_path: Path) -> None:
+    """The bot took the early run (same recipe) and then failed before using it: kill_unused
+    kills its whole tree and removes its scratch, not left to --die-with-parent."""
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    recipe = {"v": launch.RECIPE_VERSION, "blobs": {},
+              "argv": ["/bin/sh", "-c", "sleep 30 & echo started; wait"],
+              "scratch": (str(tmp_path), "run-"), "cgroup": None, "lease": False,
+              "warm": True, "env": {"PATH": "/usr/bin:/bin"}}
+    launch.save(launch.recipe_path(env), recipe)
+    early = launch.quick_start(["triage", "issue.md"], env)
+    assert early is not None and early.proc is not None
+    taken = early.take(recipe)
+    assert taken is not None
+    made, proc, channel, _ = taken
+    assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
+    scratch = made.scratch
+    assert os.path.isdir(scratch)
+    launch.kill_unused(made, proc, channel)
+    assert proc.returncode == -9
+    assert not os.path.exists(scratch)
+    assert not alive_in_group(proc.pid)  # the launcher's whole group: the sleep too
+    early.discard()  # (taken: nothing more to do)

@@ -23,6 +23,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
+from procs import alive_in_group
 
 from bot.config import SandboxConfig
 from bot.models import RunLimits, RunResult
@@ -220,7 +221,7 @@ def test_discard_leaves_nothing_behind(box: Sandbox, fake_python: str) -> None:
         p.discard()
         p.discard()  # twice is harmless
         assert p.run.proc.poll() is not None
-        assert not _alive_in_group(pid)
+        assert not alive_in_group(pid)
         assert _processes_naming(fake_python) == []  # bwrap, its init, the interpreter
         assert all(not q.exists() for q in paths)
         if cgroup is not None:
@@ -229,23 +230,6 @@ def test_discard_leaves_nothing_behind(box: Sandbox, fake_python: str) -> None:
             assert lease.fd < 0 or not _fd_open(lease.fd)
         with pytest.raises(RuntimeError):
             p.go("import tvm\n")
-
-
-def _alive_in_group(pgid: int) -> bool:
-    """A process of the group still runs (a zombie, dead and waiting for the host's init to
-    reap it, is not running)."""
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                if os.getpgid(int(name)) != pgid:
-                    continue
-                with open(f"/proc/{name}/stat") as f:
-                    state = f.read().rpartition(")")[2].split()[0]
-            except (OSError, IndexError):
-                continue
-            if state != "Z":
-                return True
-    return False
 
 
 def _processes_naming(text: str) -> list[int]:

@@ -264,6 +264,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _cut_cpp_traceback,
         _tvm_diagnostics,
         _cut_python_traceback,
+        _error_named_in_prose,
         _hang,
         _wrong_words,
         _assertion_named(repro),
@@ -652,6 +653,34 @@ def _error_in_prose(lines: list[_Line]) -> Reported | None:
 
 
 _BARE_NO_MODULE_RE = lazyre.compile(r"No module named '[\w.]+'")
+
+# An exception named in a sentence, no message quoted, and what it is about: "a ValueError from
+# inside TVM about Concat and the dimensions", "TypeError complaining that the dtype is wrong".
+_ERROR_ABOUT_RE = lazyre.compile(
+    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\b(?!:)"
+    r"[^.;:()]{0,40}?\b(?:about|regarding|concerning|related to|saying|says|said|"
+    r"complain(?:s|ed|ing)? (?:that|about)|(?:with|and) (?:the |a )?message)\s+"
+    r"(?:that\s+)?([^.;:()]{3,120})")
+
+
+def _error_named_in_prose(lines: list[_Line]) -> Reported | None:
+    """The reporter names the exception and says what it was about, but kept no log: the
+    paraphrase is the signature (``ValueError: Concat and the dimensions``), matched against
+    the run's message by its type and its words, as a quoted line is."""
+    for ln in _body_first(lines):
+        if ln.fenced or ln.section.startswith("expected"):
+            continue
+        text = ln.text.replace("`", "").replace("*", "")
+        m = _ERROR_ABOUT_RE.search(text)
+        if m and not _negated(text, m.start()) and not _EXPECTING_RE.search(text[:m.start()]):
+            subject = m.group(2).split(" but ")[0].strip(" ,-")
+            return _error_line([_Line(f"{m.group(1)}: {subject}", "body")])
+    return None
+
+
+# "I expected a ValueError about ...": what should have happened, not what did.
+_EXPECTING_RE = lazyre.compile(
+    r"\b(?:expect\w*|should|would|instead of|rather than|hop(?:e|ed|ing))\b[^.;]*$", re.I)
 
 
 def _wrong_words(lines: list[_Line]) -> Reported | None:

@@ -75,3 +75,37 @@ def test_a_report_that_says_nothing_is_an_answer_not_unread() -> None:
     assert read.verdict == Verdict.REPRODUCED
     assert read.reported is not None and "var_remap_" in read.reported.signature
     assert told_nothing.reported is None
+
+
+PARAPHRASE_REPORT = """# relax nn export fails when concatenating
+
+```python
+import tvm
+raise SystemExit(1)
+```
+
+### Actual behavior
+It throws a ValueError from inside TVM about Concat and the dimensions (I lost the log).
+"""
+
+
+def _value_error(message: str) -> RunResult:
+    return RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=(
+        "Traceback (most recent call last):\n  File \"repro.py\", line 2, in <module>\n"
+        '  File "/venv/lib/python3.11/site-packages/tvm/relax/frontend/nn/core.py", '
+        "line 510, in export_tvm\n"
+        f"ValueError: {message}\n"))
+
+
+@pytest.mark.parametrize(("message", "verdict"), [
+    ("Concat expects the input tensors to have the same shape on every dimension except the "
+     "one indicated by the input axis.", Verdict.REPRODUCED),
+    ("Cannot broadcast the shapes of the two inputs of add.", Verdict.DIFFERENT_FAILURE),
+])
+def test_a_paraphrased_error_is_matched_by_its_type_and_subject(message: str,
+                                                                verdict: Verdict) -> None:
+    issue = issue_from_text(PARAPHRASE_REPORT, "issue.md")
+    the_plan = plan(issue)
+    t = conclude(issue, the_plan, _value_error(message), {})
+    assert t.outcome == Outcome.TVM_ERROR
+    assert t.verdict == verdict, t.evidence

@@ -406,7 +406,32 @@ TABLE = [
         Outcome.PASSED,
         "",
     ),
+    (  # the exception named and its subject told, no log kept: the paraphrase is the signature
+        "export fails",
+        "### Actual behavior\nA ValueError from inside TVM about Concat and the dimensions "
+        "(sorry, I did not keep the log)",
+        Outcome.TVM_ERROR,
+        "ValueError: Concat and the dimensions",
+    ),
+    (
+        "relax.build fails for float16",
+        "It raises a `TypeError` complaining that the dtype float16 is not supported by the "
+        "llvm target, but fp32 works.",
+        Outcome.TVM_ERROR,
+        "TypeError: the dtype float16 is not supported by the llvm target",
+    ),
 ]
+
+
+@pytest.mark.parametrize("text", [
+    "There is no ValueError about the shapes any more, but the output is still wrong.",
+    "I expected a ValueError about the shapes; instead the values are wrong.",
+    "ValueError: Concat expects the same shape",  # a quoted line: the usual finder's
+])
+def test_a_named_exception_without_a_subject_or_negated_is_no_paraphrase(text: str) -> None:
+    got = parse_reported(Issue(title="t", body=body(text), author="alice"), REPRO)
+    assert got is None or ":" not in got.signature or got.signature.startswith(
+        "ValueError: Concat expects"), got
 
 
 @pytest.mark.parametrize(("title", "text", "outcome", "sig"), TABLE)

@@ -33,8 +33,9 @@ repro nor a report (an empty template), which is how a human triager records it.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from bot import lazyre
@@ -75,6 +76,7 @@ from bot.vocabulary import (
     TEMPLATE_PROSE_RE,
     TVM_DIAG_RES,
     TVM_ERROR_TYPES,
+    TVM_VS_REFERENCE_RE,
     WRONG_TITLE_RE,
     ends_in_result_check,
     is_tvm_name,
@@ -685,7 +687,10 @@ _EXPECTING_RE = lazyre.compile(
 
 def _wrong_words(lines: list[_Line]) -> Reported | None:
     for ln in _body_first(lines):
-        for m in REPORTED_WRONG_RE.finditer(ln.text):
+        found: Iterable[re.Match[str]] = REPORTED_WRONG_RE.finditer(ln.text)
+        if " but " in ln.text:
+            found = itertools.chain(found, TVM_VS_REFERENCE_RE.finditer(ln.text))
+        for m in found:
             if m.group(0).lower().startswith("not") or not _negated(ln.text, m.start()):
                 return Reported(
                     Outcome.WRONG_RESULT,

@@ -340,6 +340,10 @@ MISMATCHED_RES = (
 UNEXPECTED_KEYWORD_RE = lazyre.compile(r"\b(\w+)\(\) got an unexpected keyword argument '(\w+)'")
 PY2_MODULE_ATTR_RE = lazyre.compile(r"'module' object has no attribute '([^']+)'")
 
+# What a TVM result is checked against.
+_REFERENCE = r"(?:numpy|np|onnx ?runtime|ort|pytorch|torch|tensorflow|tf|keras|jax|the reference)\b"
+# Within one sentence (a decimal point is no end), up to the first "but" (linear on any text).
+_CLAUSE = r"(?:(?!\bbut\b)(?:[^.;]|\.(?=\d))){0,50}"
 REPORTED_WRONG_RE = lazyre.compile(
     # "type/shape/signature mismatch" is a compiler check, not a wrong number.
     r"(?<!type )(?<!dtype )(?<!shape )(?<!signature )(?<!argument )(?<!structural )"
@@ -378,6 +382,13 @@ REPORTED_WRONG_RE = lazyre.compile(
     # "running result error", "inference results are not right", "out_tvm ≠ out_ref"
     r"|\b(?:running|inference|execution|computed?|calculation) results? (?:errors?|wrong|is wrong)\b"
     r"|\bresults? (?:is|are) not (?:right|correct)\b|\w\s*≠\s*\w",
+    re.IGNORECASE,
+)
+# "the first value is exactly 0.0 in TVM but 2e-9 in numpy" (and the other way round): the same
+# reported wrong result, kept apart from REPORTED_WRONG_RE (tried only on lines with a "but").
+TVM_VS_REFERENCE_RE = lazyre.compile(
+    r"\b(?:in|with|from) TVM\b" + _CLAUSE + r"\bbut\b" + _CLAUSE + r"\b(?:in|with|from) " + _REFERENCE +
+    r"|\b(?:in|with|from) " + _REFERENCE + _CLAUSE + r"\bbut\b" + _CLAUSE + r"\b(?:in|with|from) TVM\b",
     re.IGNORECASE,
 )
 GENERIC_FAIL_RE = lazyre.compile(

@@ -758,6 +758,8 @@ def test_tvm_not_installed_is_a_missing_dependency_but_a_missing_tvm_name_is_ano
         ("[Bug] tvm running result error", "The result of my conv is off by a lot."),
         ("Matmul output", "mat A ≠ mat B after compiling with opt_level=3."),
         ("[Bug] inference results are not right", "See below."),
+        ("sigmoid saturates", "The first value is exactly 0.0 in TVM but 2e-9 in numpy."),
+        ("layer norm", "With torch the mean is 0.5, but with TVM it comes out as 0.49."),
     ],
 )
 def test_wrong_result_wording_without_an_error(title, body):

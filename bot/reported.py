@@ -660,8 +660,9 @@ _BARE_NO_MODULE_RE = lazyre.compile(r"No module named '[\w.]+'")
 # inside TVM about Concat and the dimensions", "TypeError complaining that the dtype is wrong".
 _ERROR_ABOUT_RE = lazyre.compile(
     r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\b(?!:)"
-    r"[^.;:()]{0,40}?\b(?:about|regarding|concerning|related to|saying|says|said|"
-    r"complain(?:s|ed|ing)? (?:that|about)|(?:with|and) (?:the |a )?message)\s+"
+    r"[^.;:()]{0,40}?\b(?:about|regarding|concerning|related to|saying|says|said|stating|"
+    r"tell(?:s|ing) (?:me|us)|complain(?:s|ed|ing)? (?:that|about)|"
+    r"(?:with|and) (?:the |a )?message)\s+"
     r"(?:that\s+)?([^.;:()]{3,120})")
 
 
@@ -675,7 +676,8 @@ def _error_named_in_prose(lines: list[_Line]) -> Reported | None:
         text = ln.text.replace("`", "").replace("*", "")
         m = _ERROR_ABOUT_RE.search(text)
         if m and not _negated(text, m.start()) and not _EXPECTING_RE.search(text[:m.start()]):
-            subject = m.group(2).split(" but ")[0].strip(" ,-")
+            # its first clause: "O3 is not a known pipeline [and lists a couple of names]"
+            subject = re.split(r",| and | but ", m.group(2))[0].strip(" -")
             return _error_line([_Line(f"{m.group(1)}: {subject}", "body")])
     return None
 

@@ -411,7 +411,14 @@ TABLE = [
         "### Actual behavior\nA ValueError from inside TVM about Concat and the dimensions "
         "(sorry, I did not keep the log)",
         Outcome.TVM_ERROR,
-        "ValueError: Concat and the dimensions",
+        "ValueError: Concat",
+    ),
+    (
+        "tvm.compile rejects O3",
+        "tvm.compile throws a ValueError telling me O3 is not a known pipeline and lists a "
+        "couple of names.",
+        Outcome.TVM_ERROR,
+        "ValueError: O3 is not a known pipeline",
     ),
     (
         "relax.build fails for float16",

@@ -75,6 +75,7 @@ from bot.vocabulary import (
     NAME_ERROR_RE,
     NO_MODULE_RE,
     NO_SUCH_FILE_RE,
+    NO_SUCH_FILE_TYPES,
     OBJECT_ATTR_RE,
     OUTSIDE_FUNCTION_RE,
     REMOVED_FORM_RE,
@@ -846,14 +847,14 @@ def _wrong_signature(err: PyError, fallback: str) -> str:
 
 
 def _missing_input_file(short: str, text: str, script: str) -> str:
-    """The file a FileNotFoundError names, when the script names it as a literal (an input the
-    reporter had and did not share); "" otherwise."""
-    if short not in {"FileNotFoundError", "OSError", "IOError"}:
+    """The file a FileNotFoundError (or TVM's "cannot find file") names, when the script names
+    it as a literal (an input the reporter had and did not share); "" otherwise."""
+    if short not in NO_SUCH_FILE_TYPES:
         return ""
     m = NO_SUCH_FILE_RE.search(text)
     if not m:
         return ""
-    path = m.group(1)
+    path = m.group(1) or m.group(2)
     name = path.rsplit("/", 1)[-1]
     if not name or (path not in script and name not in script):
         return ""

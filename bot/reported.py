@@ -502,13 +502,34 @@ def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) ->
     if any(_ELIDED_RE.match(t) for t in block):
         return False
     err = parse_last_error("\n".join(block))
-    if err is None or len(err.frames) < 2 or not all(f.kind == "script" for f in err.frames):
+    if err is None or not err.frames or not all(f.kind == "script" for f in err.frames):
         return False
     last = err.frames[-1]
+    if len(err.frames) == 1:  # (see above) unless that line calls numpy and nothing else
+        return _calls_only_numpy(last.source)
     if _RERAISE_RE.match(last.source):
         return False  # ``raise Failed(...) from e``: what it caught is cut off, maybe TVM's
     # (a line also in the script is not among the reporter's lines: its source may be gone)
     return not _TVMISH_CALL_RE.search(last.source) if last.source else last.func != "<module>"
+
+
+def _calls_only_numpy(source: str) -> bool:
+    """The line's calls all go to numpy (``np.random.rand(2).astype(x.dtype)``): what raised
+    there is numpy, called by the reporter's own code, not a TVM function."""
+    import ast
+
+    try:
+        tree = ast.parse(source.strip())
+    except SyntaxError:
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for call in calls:
+        root: ast.expr = call.func
+        while isinstance(root, ast.Attribute | ast.Call | ast.Subscript):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        if not (isinstance(root, ast.Name) and root.id in ("np", "numpy")):
+            return False
+    return bool(calls)
 
 
 _RERAISE_RE = lazyre.compile(r"^\s*raise\b.*\bfrom\s+(?!None\b)\w+\s*$")

@@ -225,7 +225,13 @@ NAME_ERROR_RE = lazyre.compile(r"name '([A-Za-z_]\w*)' is not defined")
 # A function's body pasted alone.
 OUTSIDE_FUNCTION_RE = lazyre.compile(r"'(return|yield|await|nonlocal)' outside (?:async )?function")
 
-NO_SUCH_FILE_RE = lazyre.compile(r"No such file or directory: '([^']+)'")
+# A file that is not there: Python's words, and TVM's (``tvm.runtime.load_module`` raises
+# ``ValueError: cannot find file build/model.so``); group 1 or 2 is the path.
+NO_SUCH_FILE_RE = lazyre.compile(
+    r"No such file or directory: '([^']+)'|\b[Cc]annot find file:? '?([^\s']+)'?")
+# The exception types such a message comes with.
+NO_SUCH_FILE_TYPES = frozenset({"FileNotFoundError", "OSError", "IOError", "ValueError",
+                                "TVMError", "RuntimeError"})
 
 
 # --------------------------------------------------------------------------------------------

@@ -811,6 +811,29 @@ def test_missing_input_file_is_a_missing_dependency_not_a_script_error():
     assert other.outcome == Outcome.PYTHON_ERROR
 
 
+def test_a_module_tvm_cannot_find_is_a_missing_input_file_too():
+    """``tvm.runtime.load_module`` says it in its own words (a ValueError raised in TVM)."""
+    run = RunResult(
+        exit_code=1, signal=None, seconds=0.5,
+        stderr_tail=(
+            "Traceback (most recent call last):\n"
+            '  File "/tmp/scratch/repro.py", line 5, in <module>\n'
+            '    lib = tvm.runtime.load_module("build/encoder_x86.so")\n'
+            '  File "/venv/lib/python3.11/site-packages/tvm/runtime/module.py", line 445, '
+            "in load_module\n"
+            '    raise ValueError(f"cannot find file {path}")\n'
+            "ValueError: cannot find file build/encoder_x86.so\n"
+        ),
+    )
+    script = 'import tvm\nlib = tvm.runtime.load_module("build/encoder_x86.so")\n'
+    cls = classify(run, script=script)
+    assert cls.outcome == Outcome.MISSING_DEPENDENCY
+    assert "build/encoder_x86.so" in cls.detail
+    # A path the script builds itself (its own output, gone missing) is TVM's error to report.
+    built = classify(run, script="import tvm\nlib = tvm.runtime.load_module(out_path)\n")
+    assert built.outcome == Outcome.TVM_ERROR
+
+
 # --- where in TVM it failed -----------------------------------------------------------------
 
 

@@ -1899,3 +1899,46 @@ def test_an_ipython_session_pasted_without_fences() -> None:
     b = tvm.runtime.tensor(np.zeros(4, "float32"))
     f(a, b); print(b.numpy())
     """)
+
+
+# ------------------------------------------- another commenter's script, adopted by the author
+
+STALE_BODY = f"""\
+This used to build on 0.14:
+
+{F}python
+import tvm
+from tvm import te
+s = te.create_schedule(O.op)
+{F}
+
+After porting it fails with a ScheduleError.
+"""
+
+PORTED = f"""\
+I think your port boils down to this; can you confirm it gives the same error?
+
+{F}python
+import tvm
+from tvm import te, s_tir
+sch = s_tir.Schedule(te.create_prim_func([A, O]))
+print("ok")
+{F}
+"""
+
+
+@pytest.mark.parametrize(("reply", "adopted"), [
+    ("Let's use your script as the repro, thanks.", True),
+    ("Yes, that is exactly it, same error message with your script on 0.27.0.post1.", True),
+    ("Your snippet gives me the same error.", True),
+    ("Your reduced script reproduces the same issue here.", True),
+    ("Thanks, I will try your script tomorrow.", False),
+    ("Your script works for me, but mine still fails.", False),
+    ("Same error as before; your script did not help.", False),
+])
+def test_another_commenters_script_is_the_repro_once_the_author_adopts_it(
+        reply: str, adopted: bool) -> None:
+    r = extract_repro(issue(STALE_BODY, ("maintainer", PORTED), ("alice", reply)))
+    assert r.found
+    assert ("s_tir.Schedule" in r.script) is adopted, r.script
+    assert r.blocks[0].startswith("comment1" if adopted else "body")

@@ -957,3 +957,22 @@ def test_a_pasted_traceback_ending_in_a_reraise_is_not_the_scripts_own_error() -
                          repro)
     assert got is not None and got.outcome == Outcome.TVM_ERROR
     assert got.signature == "BuildFailed: build failed"
+
+
+@pytest.mark.parametrize(("line", "outcome"), [
+    # numpy, called by the reporter's own line, raised it
+    ("x_np = np.random.rand(1, 3, 8, 8).astype(x.dtype)", Outcome.PYTHON_ERROR),
+    ("y = numpy.zeros((1, 3, 10, 10), dtype=y.dtype)", Outcome.PYTHON_ERROR),
+    ("y = np.zeros([int(d) for d in y.shape])", Outcome.TVM_ERROR),  # int() of a TVM value
+    # a compiled TVM function (or anything not numpy) may have raised it from C++
+    ("lib(x_np, y_np)", Outcome.TVM_ERROR),
+    ("out = tvm.runtime.tensor(np.zeros(3))", Outcome.TVM_ERROR),
+])
+def test_a_one_frame_traceback_is_the_reporters_own_error_only_when_numpy_raised(
+        line: str, outcome: Outcome) -> None:
+    text = ("On 0.27.0 it fails:\n\n```\nTraceback (most recent call last):\n"
+            f'  File "test_pad.py", line 12, in <module>\n    {line}\n'
+            "ValueError: Could not convert T.float32 to a NumPy dtype\n```")
+    got = parse_reported(Issue(title="[Regression] dtype", body=body(text), author="alice"),
+                         REPRO)
+    assert got is not None and got.outcome == outcome, got

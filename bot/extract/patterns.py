@@ -374,7 +374,15 @@ ADOPTS_RE = Pattern(
     r"example|version|snippet|code)\b|"
     r"\byour (?:smaller |minimal |reduced |simpler )?(?:script|repro\w*|example|snippet|code|"
     r"version) (?:is|shows|reproduces|captures) (?:exactly )?(?:my|the same|this) "
-    r"(?:problem|issue|bug|case)\b",
+    r"(?:problem|issue|bug|case)\b|"
+    # the author confirms it: "yes, that is exactly it, same error with your script", "your
+    # snippet gives the same error for me"
+    r"\bsame (?:error|failure|crash|message|traceback|problem|issue)\b[^.\n]{0,60}\b(?:with|from) "
+    r"your (?:smaller |minimal |reduced |simpler )?(?:script|repro\w*|example|snippet|code|"
+    r"version)\b|"
+    r"\byour (?:smaller |minimal |reduced |simpler )?(?:script|repro\w*|example|snippet|code|"
+    r"version) (?:gives|shows|raises|hits|produces|reproduces|fails with) (?:me )?"
+    r"(?:exactly )?the same\b",
     re.I,
 )
 

@@ -12,7 +12,7 @@ from typing import Any
 from bot.extract import extract_repro
 from bot.fragments import fragment_at_start, fragment_reason
 from bot.models import Issue, Repro
-from bot.needs import GPU_DEVICES, detect_needs, needs_from_text
+from bot.needs import GPU_DEVICES, detect_needs, device_of_string, needs_from_text
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,9 @@ def plan(issue: Issue) -> Plan:
             repro = Repro(found=False, blocks=repro.blocks, shape="none",
                           reason=fragment_reason(missing))
     if repro.found:
-        needs = detect_needs(repro.script)
+        # (and the device an argument names: `python repro.py cuda`, `--target "cuda -arch=..."`)
+        needs = tuple(sorted({*detect_needs(repro.script),
+                              *(d for a in repro.args if (d := device_of_string(a)))}))
     else:
         # Nothing to run: what the report itself says it needs (frameworks, build flags).
         own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]

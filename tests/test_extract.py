@@ -470,6 +470,35 @@ def test_args_the_author_says_to_use_are_kept() -> None:
     assert r.args == ("--target", "llvm", "--opt-level", "3")
 
 
+TARGET_SCRIPT = f"""\
+{F}python
+import sys
+import tvm
+target = sys.argv[1] if len(sys.argv) > 1 else "llvm"
+print(tvm.target.Target(target))
+{F}
+"""
+
+
+@pytest.mark.parametrize(("transcript", "args"), [
+    # several runs shown: the one whose output fails is the report's
+    ("$ python repro.py llvm\nnan count: 0\n$ python repro.py cuda\nnan count: 12\n"
+     "Traceback (most recent call last):\n  File \"repro.py\", line 5\nAssertionError\n",
+     ("cuda",)),
+    ("$ python repro.py rocm\nSegmentation fault (core dumped)\n$ python repro.py llvm\nok\n",
+     ("rocm",)),
+    # none fails (or all do): the first, as before
+    ("$ python repro.py llvm\nok\n$ python repro.py cuda\nok\n", ("llvm",)),
+    ("$ python repro.py llvm\nValueError: x\n$ python repro.py cuda\nValueError: y\n",
+     ("llvm",)),
+])
+def test_of_several_commands_shown_the_failing_one_gives_the_args(
+        transcript: str, args: tuple[str, ...]) -> None:
+    r = extract_repro(issue(f"{TARGET_SCRIPT}\n{F}\n{transcript}{F}\n"))
+    assert r.found and "sys.argv" in r.script
+    assert r.args == args
+
+
 def test_args_are_not_taken_from_prose_words() -> None:
     body = f"""\
     Save it and run python repro.py (no GPU needed). With a GPU, python repro.py --run also runs it.

@@ -148,6 +148,21 @@ def test_an_issue_without_a_script_takes_its_needs_from_the_text():
     assert p.needs == ("torch",)
 
 
+def test_a_device_named_by_the_scripts_argument_is_needed():
+    """`python repro.py cuda` runs the script on cuda: a GPU worker's job."""
+    from bot.models import Issue
+    from bot.plan import plan
+
+    script = ("import sys\nimport tvm\ntarget = sys.argv[1] if len(sys.argv) > 1 else 'llvm'\n"
+              "print(tvm.target.Target(target))\n")
+    for line, needs, worker in (("python repro.py cuda", ("cuda",), "gpu"),
+                                ("python repro.py llvm", (), "cpu")):
+        p = plan(Issue(title="[Bug] nan on gpu", author="a",
+                       body=f"```python\n{script}```\n\n```\n$ {line}\n```\n"))
+        assert p.repro.args == (line.split()[-1],)
+        assert (p.needs, p.worker) == (needs, worker)
+
+
 @pytest.mark.parametrize(
     "text, needs",
     [

@@ -4,7 +4,13 @@ import re
 import shlex
 from dataclasses import replace
 
-from bot.extract.patterns import PROMPT_LINE_RE, PY_FILE_RE, SHELL_PROMPT_START_RE, TEST_FILE_RE
+from bot.extract.patterns import (
+    FAILED_OUTPUT_RE,
+    PROMPT_LINE_RE,
+    PY_FILE_RE,
+    SHELL_PROMPT_START_RE,
+    TEST_FILE_RE,
+)
 from bot.models import Repro
 
 # The longest command line the bot passes on (arguments joined): far above any real repro's
@@ -21,6 +27,7 @@ def with_args(repro: Repro, text: str) -> Repro:
                                                        repro.script):
         return repro
     chosen: list[str] | None = None
+    commands: list[tuple[list[str], bool]] = []  # (arguments, the output after it fails)
     for m in PY_FILE_RE.finditer(text):
         fname = m.group(2)
         if TEST_FILE_RE.search(fname) or "setup.py" in fname:
@@ -34,13 +41,27 @@ def with_args(repro: Repro, text: str) -> Repro:
         if chosen is None:
             chosen = args  # the first command named (the one before: a bare mention)
         if args and in_code:
-            chosen = args  # a command written as code (inline or a shell line) with arguments
-            break
+            # a command written as code (inline or a shell line) with arguments
+            commands.append((args, _fails_after(text, m.end())))
+    if commands:
+        # several runs shown: the one whose output fails is the report's
+        chosen = next((args for args, fails in commands if fails), commands[0][0])
     if chosen is None:
         return repro
     if sum(len(a) + 1 for a in chosen) > MAX_ARGS_CHARS:
         return _too_long(repro, "the script", sum(len(a) + 1 for a in chosen))
     return replace(repro, args=tuple(chosen))
+
+
+def _fails_after(text: str, end: int) -> bool:
+    """The lines after a command, up to the next one (at most 40), show it failing: a
+    traceback, an error line, a crash."""
+    for line in text[end:].split("\n")[1:41]:
+        if PY_FILE_RE.search(line) and in_code_context(line, 0, len(line)):
+            return False  # the next command: this one's output ended
+        if FAILED_OUTPUT_RE.search(line):
+            return True
+    return False
 
 
 def _too_long(repro: Repro, fname: str, size: int) -> Repro:

@@ -65,6 +65,13 @@ ERROR_LINE_RE = Pattern(
     r"(?:\s*:.*)?$"
 )
 
+# An output line that shows the run failing (which of several commands shown is the report's).
+FAILED_OUTPUT_RE = Pattern(
+    r"^\s*(?:Traceback \(most recent call last\)|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|"
+    r"Exception)\b|Segmentation fault|Aborted|Illegal instruction|Bus error|"
+    r"Floating point exception|Fatal Python error|terminate called|Check failed)"
+)
+
 OUTPUT_LINE_RE = Pattern(
     r"^\s*(?:Traceback \(most recent call last\)"
     r"|\[\d\d:\d\d:\d\d\]"  # TVM log lines

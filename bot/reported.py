@@ -663,10 +663,13 @@ def _error_in_prose(lines: list[_Line]) -> Reported | None:
     """``XxxError: message`` quoted inside a sentence (or the title); or Python's own words for
     a missing module without the class name (``**No module named 'tvm'**``)."""
     for ln in _body_first(lines):
-        m = _ERROR_IN_PROSE_RE.search(ln.text)
-        if m and m.group(2):
-            line = f"{m.group(1)}: {m.group(2).strip()}"
-            return _error_line([_Line(line, "body")])
+        # (the first one named with its message: 'a TVMError like "TVMError: cannot ..."')
+        m = next((m for m in _ERROR_IN_PROSE_RE.finditer(ln.text) if m.group(2)), None)
+        if m is not None:
+            msg = m.group(2).strip()
+            if msg.endswith(('"', "'")) and msg.count(msg[-1]) % 2:
+                msg = msg[:-1]  # the quote the sentence closed it with
+            return _error_line([_Line(f"{m.group(1)}: {msg}", "body")])
     for ln in _body_first(lines):
         text = ln.text.replace("*", "").replace("`", "")
         m = _BARE_NO_MODULE_RE.search(text)

@@ -413,6 +413,13 @@ TABLE = [
         Outcome.TVM_ERROR,
         "ValueError: Concat",
     ),
+    (  # the exception named twice in one sentence: the one with its message
+        "compute_at at a vectorized loop",
+        '### Actual behavior\n\nGetting TVMError like "TVMError: cannot make uint from '
+        'negative value -8"',
+        Outcome.TVM_ERROR,
+        "TVMError: cannot make uint from negative value -8",
+    ),
     (
         "tvm.compile rejects O3",
         "tvm.compile throws a ValueError telling me O3 is not a known pipeline and lists a "

@@ -54,9 +54,15 @@ def with_args(repro: Repro, text: str) -> Repro:
 
 
 def _fails_after(text: str, end: int) -> bool:
-    """The lines after a command, up to the next one (at most 40), show it failing: a
-    traceback, an error line, a crash."""
-    for line in text[end:].split("\n")[1:41]:
+    """The lines after a command, up to the next one (at most 40 lines, 8 kB), show it
+    failing: a traceback, an error line, a crash."""
+    stop = end
+    for _ in range(41):  # (the next 40 lines only: linear however many commands there are)
+        stop = text.find("\n", stop + 1)
+        if stop == -1:
+            stop = len(text)
+            break
+    for line in text[end : min(stop, end + 8192)].split("\n")[1:]:
         if PY_FILE_RE.search(line) and in_code_context(line, 0, len(line)):
             return False  # the next command: this one's output ended
         if FAILED_OUTPUT_RE.search(line):

@@ -16,6 +16,8 @@ from bot.models import Repro
 # The longest command line the bot passes on (arguments joined): far above any real repro's
 # flags, far below what the sandbox's exec can take.
 MAX_ARGS_CHARS = 4096
+# The commands with arguments looked at for the failing one (a report shows a few).
+MAX_COMMANDS = 20
 
 
 def with_args(repro: Repro, text: str) -> Repro:
@@ -43,6 +45,8 @@ def with_args(repro: Repro, text: str) -> Repro:
         if args and in_code:
             # a command written as code (inline or a shell line) with arguments
             commands.append((args, _fails_after(text, m.end())))
+            if commands[-1][1] or len(commands) == MAX_COMMANDS:
+                break
     if commands:
         # several runs shown: the one whose output fails is the report's
         chosen = next((args for args, fails in commands if fails), commands[0][0])

@@ -214,6 +214,13 @@ ARGS_ROWS = [
      "`python3 repro.py --target cuda --crash` crashes.", ("--target", "cuda", "--crash")),
     ("shell block", F + "bash\n$ python repro.py --crash\n" + F, ("--crash",)),
     ("plain prose word is not an argument", "Running python repro.py fails for me.", ()),
+    ("the arguments alone, after 'run it with'",
+     "Save it as split.py and run it with `--target cuda --crash` (I test several backends).",
+     ("--target", "cuda", "--crash")),
+    ("a command line wins over the prose form",
+     "Run the script with `--crash`; the exact line I use is `python repro.py --target cuda`.",
+     ("--target", "cuda")),
+    ("inline code that is no argument", "Run it with `TVM_BACKTRACE=1` set.", ()),
 ]
 
 

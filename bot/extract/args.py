@@ -8,6 +8,7 @@ from bot.extract.patterns import (
     FAILED_OUTPUT_RE,
     PROMPT_LINE_RE,
     PY_FILE_RE,
+    RUN_WITH_ARGS_RE,
     SHELL_PROMPT_START_RE,
     TEST_FILE_RE,
 )
@@ -50,6 +51,11 @@ def with_args(repro: Repro, text: str) -> Repro:
     if commands:
         # several runs shown: the one whose output fails is the report's
         chosen = next((args for args, fails in commands if fails), commands[0][0])
+    if not chosen:
+        # no command line with arguments: "run it with `--target llvm`"
+        m = RUN_WITH_ARGS_RE.search(text)
+        if m:
+            chosen = args_from_tail(m.group(1), strict=False) or chosen
     if chosen is None:
         return repro
     if sum(len(a) + 1 for a in chosen) > MAX_ARGS_CHARS:

@@ -124,6 +124,15 @@ PY_FILE_RE = Pattern(
     rf"(?:^|[\s`'\"$>;&|(=]){PY_EXE}((?:\s+-[A-Za-z]+)*)\s+((?:[\w.~-]*[/\\])*[\w.-]+\.py)\b([^\n`]*)"
 )
 
+# Arguments given in prose, without the command: "run it with `--target llvm`", "pass it
+# `--crash`", "call the script with the arguments `--n 3`".
+RUN_WITH_ARGS_RE = Pattern(
+    r"\b(?:run|call|invoke|start|execute|launch|pass)\w*\s+(?:it|this|that|the (?:script|"
+    r"file|program|repro\w*))\s+(?:with\s+)?(?:the\s+)?(?:arguments?\s+|flags?\s+|options?\s+)?"
+    r"`(-{1,2}[A-Za-z][^`\n]{0,200})`",
+    re.I,
+)
+
 PYTEST_RE = Pattern(r"(?:^|[\s`$>])(?:python\d?\s+-m\s+)?pytest\b([^\n`]*)")
 
 TEST_FILE_RE = Pattern(r"(?:^|[/\\])(?:test_[\w-]*|[\w-]*_test)\.py$")

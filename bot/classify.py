@@ -81,6 +81,7 @@ from bot.vocabulary import (
     REMOVED_FORM_RE,
     SCRIPT_ERROR_TYPES,
     SIGNAL_NAMES,
+    TARGET_AS_DEVICE_RE,
     TESTING_MSG_RE,
     TESTING_PATH_RE,
     TVM_ERROR_TYPES,
@@ -699,6 +700,15 @@ def _classify_error(
             signature=signature,
             detail="The current TVM no longer accepts what the script uses: "
             + normalize_paths(err.message.strip())[:300],
+            evidence=ev,
+        )
+
+    if TARGET_AS_DEVICE_RE.search(err.message) and raised_in_tvm(err):
+        return Classification(
+            Outcome.API_MISMATCH,
+            signature=signature,
+            detail="The current TVM no longer takes a target's name as a device: "
+            '`tvm.device("llvm")` is `tvm.cpu()` (or `tvm.device("cpu")`) now.',
             evidence=ev,
         )
 

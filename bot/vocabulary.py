@@ -174,6 +174,8 @@ REMOVED_FORM_RE = lazyre.compile(
     r"|\bwas removed (?:in|from|since)\b|\bno longer exists?\b",
     re.IGNORECASE,
 )
+# A target's name given as a device (``tvm.device("llvm", 0)``): older TVM took it for the CPU.
+TARGET_AS_DEVICE_RE = lazyre.compile(r"\bUnknown device:? '?(?:llvm|c|stackvm)'?(?![\w-])")
 OBJECT_ATTR_RE = lazyre.compile(
     r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'"
 )

@@ -811,6 +811,30 @@ def test_missing_input_file_is_a_missing_dependency_not_a_script_error():
     assert other.outcome == Outcome.PYTHON_ERROR
 
 
+@pytest.mark.parametrize(("device", "outcome"), [
+    ("llvm", Outcome.API_MISMATCH),  # older TVM took a target's name for the CPU
+    ("gpu0", Outcome.TVM_ERROR),  # never a device name: TVM's error stands
+])
+def test_a_target_name_given_as_a_device_is_another_api(device: str, outcome: Outcome):
+    run = RunResult(
+        exit_code=1, signal=None, seconds=0.5,
+        stderr_tail=(
+            "Traceback (most recent call last):\n"
+            '  File "/tmp/scratch/repro.py", line 2, in <module>\n'
+            f'    dev = tvm.device("{device}", 0)\n'
+            '  File "/venv/lib/python3.11/site-packages/tvm_ffi/_tensor.py", line 110, in device\n'
+            "    return core._CLASS_DEVICE(device_type, index)\n"
+            '  File "python/tvm_ffi/cython/device.pxi", line 144, in '
+            "tvm_ffi.core.Device.__init__\n"
+            f"ValueError: Unknown device: {device}\n"
+        ),
+    )
+    cls = classify(run, script=f'import tvm\ndev = tvm.device("{device}", 0)\n')
+    assert cls.outcome == outcome, cls
+    if outcome == Outcome.API_MISMATCH:
+        assert "tvm.cpu()" in cls.detail
+
+
 def test_a_module_tvm_cannot_find_is_a_missing_input_file_too():
     """``tvm.runtime.load_module`` says it in its own words (a ValueError raised in TVM)."""
     run = RunResult(

@@ -1971,3 +1971,17 @@ def test_another_commenters_script_is_the_repro_once_the_author_adopts_it(
     assert r.found
     assert ("s_tir.Schedule" in r.script) is adopted, r.script
     assert r.blocks[0].startswith("comment1" if adopted else "body")
+
+
+@pytest.mark.parametrize(("tag", "block", "found"), [
+    ("bash", "import numpy as np\nimport tvm\nprint(tvm.cpu(), np.zeros(2))\n", True),
+    ("sh", "from tvm import te\nA = te.placeholder((4,), name='A')\nprint(A.shape)\n", True),
+    # commands, not Python
+    ("bash", "pip install apache-tvm\npython -c 'import tvm'\n", False),
+    ("bash", "import foo.png\nconvert foo.png bar.jpg\n", False),  # (ImageMagick's import)
+    ("bash", "export TVM_HOME=/opt/tvm\nimport tvm\n", False),
+])
+def test_a_python_script_in_a_shell_tagged_fence_is_python(tag: str, block: str,
+                                                           found: bool) -> None:
+    r = extract_repro(issue(f"Repro:\n\n{F}{tag}\n{block}{F}\n"))
+    assert (r.found and r.shape == "fenced" and "print(" in r.script) is found, r

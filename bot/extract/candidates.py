@@ -16,6 +16,7 @@ from bot.extract.patterns import (
     PLAIN_TAGS,
     PY_TAGS,
     QUOTE_FAILS_TOO_RE,
+    SHELL_TAGS,
     STRONG_START_RE,
     TRACEBACK_RE,
     VARIANT_RE,
@@ -62,7 +63,7 @@ def _cut_script(block: Block) -> Code | None:
 
 def classify_block(block: Block) -> Code | None:
     lang = block.lang
-    if lang not in PY_TAGS and lang not in PLAIN_TAGS:
+    if lang not in PY_TAGS and lang not in PLAIN_TAGS and not _python_tagged_as_shell(block):
         return None
     got = python_of(block.text)
     if got is None:
@@ -95,6 +96,18 @@ def classify_block(block: Block) -> Code | None:
             return Code(block, code, tree, "stmts", interactive)
         return None
     return Code(block, code, tree, "script", interactive)
+
+
+def _python_tagged_as_shell(block: Block) -> bool:
+    """A ```bash / ```sh fence that holds a Python script, not commands: it begins with a
+    Python import and parses as Python, imports and all (a wrong tag, not a shell session)."""
+    if block.lang not in SHELL_TAGS:
+        return False
+    first = next((ln for ln in block.text.split("\n") if ln.strip()), "")
+    if not STRONG_START_RE.match(first):
+        return False
+    got = python_of(block.text)
+    return got is not None and not got[2] and has_import(got[1])
 
 
 def is_printed_output(code: Code) -> bool:

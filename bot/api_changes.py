@@ -7,12 +7,13 @@ answers "what happened to this dotted name?" by the longest matching dotted pref
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+
+from bot.records import record
 
 DATA_FILE = "api_changes.yaml"
 
 
-@dataclass(frozen=True)
+@record
 class ApiChange:
     """One table entry: ``name`` was removed (``replacement`` None) or renamed."""
 
@@ -69,7 +70,7 @@ def parse_table(text: str) -> tuple[ApiChange, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
+@record
 class KeywordChange:
     """A keyword argument renamed (``replacement``) or removed (None) on ``functions``."""
 

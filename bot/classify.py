@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 
 from bot.api_changes import lookup, lookup_keyword, lookup_member
 from bot.fragments import (
@@ -39,6 +38,7 @@ from bot.fragments import (
 )
 from bot.models import Classification, Outcome, Reported, RunResult
 from bot.needs import GPU_DEVICES
+from bot.records import replace
 from bot.tracebacks import (
     LOOSE_HEADER_RE,
     TRACEBACK_HEAD,

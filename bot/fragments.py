@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass
 
 from bot import lazyre
+from bot.records import record
 from bot.vocabulary import MODULE_ALIASES
 
 _WORD_RE = lazyre.compile(r"[A-Za-z_]\w*")
@@ -76,7 +76,7 @@ _BUILTINS = frozenset(dir(builtins)) | {"exit", "quit", "copyright", "credits", 
 _DYNAMIC_CALLS = frozenset({"exec", "eval", "globals", "locals", "vars", "execfile", "__import__"})
 
 
-@dataclass(frozen=True)
+@record
 class Unbound:
     """Names a script reads and never binds, in the order of their first use."""
 

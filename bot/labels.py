@@ -7,9 +7,8 @@ only ever adds or removes labels that :func:`is_own_label` recognises.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from bot.models import Outcome, Verdict
+from bot.records import record
 
 # First line of every comment the bot writes: later runs find it and edit it in place.
 MARKER = "<!-- reprobot -->"
@@ -17,7 +16,7 @@ DEFAULT_PREFIX = "repro: "
 NEEDS_GPU_SUFFIX = "needs-gpu"
 
 
-@dataclass(frozen=True)
+@record
 class LabelSpec:
     suffix: str
     color: str  # 6 hex digits, no '#', as the GitHub API wants it

@@ -8,11 +8,11 @@ between processes with ``to_dict`` / ``from_dict``.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from bot.builds import BuildInfo
+from bot.records import asdict, field, record
 from bot.runs import RunLimits as RunLimits  # (re-exported, with RunResult)
 from bot.runs import RunResult as RunResult
 
@@ -67,13 +67,13 @@ FAILURE_OUTCOMES = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record
 class Comment:
     author: str
     body: str
 
 
-@dataclass(frozen=True)
+@record
 class Issue:
     """An issue as the bot sees it: the GitHub REST/webhook ``issue`` object, reduced."""
 
@@ -140,7 +140,7 @@ def _login(user: Any) -> str:
     return ""
 
 
-@dataclass(frozen=True)
+@record
 class Repro:
     """The runnable script found in an issue (or why none was found)."""
 
@@ -184,7 +184,7 @@ class Repro:
         )
 
 
-@dataclass(frozen=True)
+@record
 class Classification:
     outcome: Outcome
     # The line that decided it, e.g. "InternalError: Check failed: (x) is false: ..."
@@ -197,7 +197,7 @@ class Classification:
     frames: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Reported:
     """What the reporter says they saw."""
 
@@ -212,13 +212,13 @@ class Reported:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Comparison:
     verdict: Verdict
     evidence: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Triage:
     """The whole result for one issue; ``to_json`` is the stable ``--json`` interface."""
 

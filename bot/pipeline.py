@@ -7,8 +7,6 @@ by the caller (the CLI, or the Celery tasks) and passed in as plain data.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from bot.builds import BuildInfo
 from bot.classify import (
     account_for_absent_device,
@@ -27,6 +25,7 @@ from bot.models import (
     Verdict,
 )
 from bot.plan import Plan, plan, worker_kind
+from bot.records import replace
 from bot.render import labels_for, render_comment
 from bot.reported import parse_reported
 

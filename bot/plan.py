@@ -6,16 +6,16 @@ start the run as soon as the plan is known and load the rest while the script ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from bot.extract import extract_repro
 from bot.fragments import fragment_at_start, fragment_reason
 from bot.models import Issue, Repro
 from bot.needs import GPU_DEVICES, detect_needs, device_of_string, needs_from_text
+from bot.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     repro: Repro
     needs: tuple[str, ...]

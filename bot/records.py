@@ -9,9 +9,13 @@ methods from closures instead: no ``exec``, no ``inspect``; a few microseconds a
 
 Records stay dataclasses to the rest of the code: ``dataclasses.replace``, ``fields``,
 ``asdict`` and ``is_dataclass`` work on them, through a ``__dataclass_fields__`` built on first
-use (only then is ``dataclasses`` imported). Type checkers see ``@record`` as a dataclass
-transform. Use ``@record`` for the classes ``reprobot triage`` needs before its sandbox starts
-(configuration, limits, the sandbox's launch); plain ``@dataclass`` everywhere else.
+use (only then is ``dataclasses`` imported); ``records.replace`` and ``records.asdict`` do the
+same without it. Type checkers see ``@record`` as a dataclass transform. Use ``@record`` for
+the classes ``reprobot triage`` loads: before its sandbox starts (configuration, limits, the
+sandbox's launch) every ms is wall time, and while the script runs the bot's CPU slows the
+script on a small machine (the models, the extractor's and the readers' classes: ~35 ms of
+``@dataclass`` work per triage). Plain ``@dataclass`` everywhere else (the service, the
+dashboard).
 
 The same modules do not import ``typing`` at run time either (5 ms): they write
 ``TYPE_CHECKING = False`` and import ``typing``'s names under ``if TYPE_CHECKING:`` (type
@@ -207,10 +211,38 @@ def record(cls: type[T] | None = None, /, *, frozen: bool = True) -> Any:
 
 
 def replace(obj: T, /, **changes: Any) -> T:
-    """A copy of the record ``obj`` with ``changes`` (as ``dataclasses.replace``)."""
+    """A copy of the record ``obj`` with ``changes`` (as ``dataclasses.replace``, which it
+    calls for a dataclass that is not a record)."""
+    if not is_record(obj):
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
     values = {name: getattr(obj, name) for name in field_names(obj)}
     values.update(changes)
     return type(obj)(**values)
+
+
+def asdict(obj: Any, /) -> Any:
+    """``dataclasses.asdict`` for records: a dict of the fields, records, dataclasses, lists,
+    tuples and dicts inside converted the same way (without building the record's twin
+    dataclass)."""
+    if is_record(obj):
+        return {name: asdict(getattr(obj, name)) for name in field_names(obj)}
+    if isinstance(obj, str | int | float | bool | type(None)):
+        return obj
+    if hasattr(type(obj), "__dataclass_fields__") and not isinstance(obj, type):
+        import dataclasses
+
+        return dataclasses.asdict(obj)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple
+        return type(obj)(*(asdict(v) for v in obj))
+    if isinstance(obj, list | tuple):
+        return type(obj)(asdict(v) for v in obj)
+    if isinstance(obj, dict):
+        return type(obj)((asdict(k), asdict(v)) for k, v in obj.items())
+    import copy
+
+    return copy.deepcopy(obj)
 
 
 def field_names(obj: Any, /) -> tuple[str, ...]:

@@ -36,10 +36,10 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
 
 from bot import lazyre
 from bot.models import Issue, Outcome, Reported, Repro
+from bot.records import record, replace
 from bot.tracebacks import (
     cpp_frames,
     frame_kind,
@@ -104,7 +104,7 @@ _HEADING_RE = lazyre.compile(r"^\s{0,3}#{1,6}\s*")
 _FENCE_RE = lazyre.compile(r"^\s*(?:```|~~~)")
 
 
-@dataclass(frozen=True)
+@record
 class _Line:
     text: str
     where: str  # "title" | "body" | "comment"

@@ -11,9 +11,9 @@ costs what 2 MiB of plain text costs (``bench/bench_hostile.py`` measures it). U
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from bot import lazyre
+from bot.records import record
 from bot.vocabulary import LOG_ERROR_WORDS
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
@@ -34,7 +34,7 @@ _SITE_LEN = len("/site-packages/")
 _PATH_RUN_RE = lazyre.compile(r"[^\s\"'()]+")
 
 
-@dataclass(frozen=True)
+@record
 class Frame:
     path: str
     line: int
@@ -47,7 +47,7 @@ class Frame:
         return frame_kind(self.path)
 
 
-@dataclass(frozen=True)
+@record
 class PyError:
     """The last Python exception printed in an output stream."""
 
@@ -305,7 +305,7 @@ LOCATION_PREFIX = "TVM location: "
 LOCATION_KINDS = ("file", "function", "pass")
 
 
-@dataclass(frozen=True)
+@record
 class Locations:
     """TVM locations, each tuple ordered outermost first (the deepest last)."""
 
@@ -597,7 +597,7 @@ _INTERNAL_FUNC_RE = lazyre.compile(
 _INTERNAL_LIB_RE = lazyre.compile(r"(?:^|/)(?:libpython3[\w.]*\.so|python3(?:\.\d+)?)(?:[\s(]|$)|libc\.so|ld-linux")
 
 
-@dataclass(frozen=True)
+@record
 class CrashFrame:
     where: str  # "ctypes/__init__.py:502 in __call__", "libffi.so.8 ffi_call_unix64"
     kind: str  # tvm | internal | lib | script

@@ -11,7 +11,15 @@ import sys
 
 import pytest
 
-from bot.records import FrozenInstanceError, field, field_names, is_record, record, replace
+from bot.records import (
+    FrozenInstanceError,
+    asdict,
+    field,
+    field_names,
+    is_record,
+    record,
+    replace,
+)
 
 
 @record
@@ -134,6 +142,54 @@ def test_the_launch_path_imports_no_costly_module():
     in (together ~50 ms, added to every triage)."""
     code = ("import sys, bot.cli, tasks.runner, bot.warmstart; print(sorted(m for m in "
             "('dataclasses', 'inspect', 'typing', 'platform', 'hashlib', 'ast') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@dataclasses.dataclass(frozen=True)
+class Plain:
+    """A dataclass that is not a record (a third party's, or one off the triage path)."""
+
+    name: str
+    tags: tuple[str, ...] = ()
+
+
+def test_asdict_is_dataclasses_asdict_for_records_and_what_they_hold():
+    nested = Named("n", Limits(3.0, ("a",), {"K": "v"}))
+    mixed = {"rec": [nested, (Limits(),)], "plain": Plain("p", ("x",)), "n": None}
+    assert asdict(nested) == dataclasses.asdict(nested)
+    assert asdict(Plain("p")) == dataclasses.asdict(Plain("p"))
+    got = asdict(mixed)
+    assert got == {"rec": [dataclasses.asdict(nested), (dataclasses.asdict(Limits()),)],
+                   "plain": {"name": "p", "tags": ("x",)}, "n": None}
+    env = {"K": "v"}
+    assert asdict(Limits(env=env))["env"] is not env  # (copied, as dataclasses does)
+
+
+def test_replace_also_takes_a_dataclass_that_is_not_a_record():
+    assert replace(Plain("p"), tags=("t",)) == Plain("p", ("t",))
+    with pytest.raises(TypeError):
+        replace(Plain("p"), nope=1)
+    with pytest.raises(TypeError):
+        replace(Limits(), nope=1)
+
+
+def test_the_triage_path_defines_records_not_dataclasses():
+    """Each ``@dataclass`` costs ~1.4 ms of CPU at import (generated methods compiled by exec),
+    beside the running script: the classes of the modules `reprobot triage` loads are records.
+    (``dataclasses`` itself stays: markdown_it's Token is one.)"""
+    code = (
+        "import sys, bot.cli, bot.pipeline, bot.api_changes\n"
+        "found = []\n"
+        "for name, mod in sorted(sys.modules.items()):\n"
+        "    if not name.startswith(('bot', 'tasks')): continue\n"
+        "    for obj in vars(mod).values():\n"
+        "        if isinstance(obj, type) and obj.__module__ == name and "
+        "'__dataclass_params__' in obj.__dict__:\n"
+        "            found.append(f'{name}.{obj.__qualname__}')\n"
+        "print(found)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import replace
 
 from bot.extract.patterns import (
     FAILED_OUTPUT_RE,
@@ -13,6 +12,7 @@ from bot.extract.patterns import (
     TEST_FILE_RE,
 )
 from bot.models import Repro
+from bot.records import replace
 
 # The longest command line the bot passes on (arguments joined): far above any real repro's
 # flags, far below what the sandbox's exec can take.

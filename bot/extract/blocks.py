@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 from bot.extract.candidates import Code, classify_block
 from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
 from bot.extract.notes import NO_NOTES, Notes
@@ -23,6 +21,7 @@ from bot.extract.pysyntax import (
 )
 from bot.extract.rules import Seen, offered_as_working, only_offered_as_working, why_not
 from bot.models import Repro
+from bot.records import replace
 
 
 def depends(later: Code, earlier_defs: set[str]) -> bool:

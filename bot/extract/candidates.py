@@ -4,7 +4,6 @@ and the tests that tell a program from its printed output."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from bot.extract.cutoff import cut_tail
 from bot.extract.markdown import Block, Source, is_quoted, last_paragraph
@@ -34,9 +33,10 @@ from bot.extract.pysyntax import (
     python_of,
     value_like,
 )
+from bot.records import record
 
 
-@dataclass
+@record(frozen=False)
 class Code:
     """A block turned into Python."""
 

@@ -16,9 +16,9 @@ left for the run to show.
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from bot.models import Repro
+from bot.records import replace
 
 # Python's words for a file that ends inside a statement.
 _AT_EOF = (

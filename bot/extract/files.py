@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from bot.extract.patterns import FILE_ARG_RE, FILE_LITERAL_RE
 from bot.extract.pysyntax import call_tail, parse_py
 from bot.models import Repro
+from bot.records import replace
 
 # Calls that read a file named by their first argument.
 READ_CALLS = frozenset({"load", "load_model", "open", "fromfile", "loadtxt", "genfromtxt",

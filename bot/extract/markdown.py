@@ -3,7 +3,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -26,9 +25,10 @@ from bot.extract.patterns import (
     VERSION_WORDS_RE,
 )
 from bot.extract.pysyntax import is_error_output, parse_py
+from bot.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Source:
     """One text of the issue (the body, a comment, the title), read once: its normalised text,
     its lines and its code blocks (the markdown is parsed once per text, here)."""
@@ -49,7 +49,7 @@ def read_source(name: str, raw: str, *, by_author: bool = True) -> Source:
                   tuple(sections_by_line(lines)))
 
 
-@dataclass(frozen=True)
+@record
 class Block:
     label: str  # "body#0"
     lang: str  # first word of the fence info string, lower case; "" for indented blocks

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from bot.extract.markdown import Source
 from bot.extract.patterns import (
     ASK,
@@ -19,9 +17,10 @@ from bot.extract.patterns import (
     TEST_FILE_RE,
     TRACEBACK_RE,
 )
+from bot.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Notes:
     """What a pass saw while searching, to explain a ``found=False``. Passes return notes; the
     pipeline combines them with :func:`merge` (nothing is changed in place)."""

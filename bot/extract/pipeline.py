@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 
 from bot import lazyre
 from bot.extract.args import with_args
@@ -82,9 +81,10 @@ from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.testfuncs import with_test_calls
 from bot.extract.unfenced import from_unfenced
 from bot.models import Issue, Repro
+from bot.records import record, replace
 
 
-@dataclass(frozen=True)
+@record
 class SourcePass:
     """One way of finding the repro in one text: returns it (or ``None``) and what it saw."""
 

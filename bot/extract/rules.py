@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from bot import lazyre
 from bot.extract.candidates import Code, is_printed_output, is_printed_value
 from bot.extract.markdown import Source, last_paragraph, probe_in_env
 from bot.extract.patterns import FAILS_INTRO_RE, VARIANT_RE
 from bot.extract.pysyntax import is_version_probe
+from bot.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Seen:
     """What the filter knows when it judges a candidate: the text it stands in, and whether a
     script was taken before it."""
@@ -28,7 +28,7 @@ class Seen:
     script_above: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     """A reason to leave a candidate out of the repro."""
 

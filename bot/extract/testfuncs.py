@@ -10,10 +10,10 @@ is.
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from bot.extract.pysyntax import parse_py
 from bot.models import Repro
+from bot.records import replace
 
 CALLS_NOTE = "the bot calls {names} at the end of the script, as pytest would"
 

@@ -486,7 +486,8 @@ def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) ->
     reporter's own files, and its last line of code is plain Python (no call into TVM): the
     reporter's own code raised it (a helper module's parser), as a run of it would show. A
     lone ``<module>`` frame proves nothing: a C function called from that line may have raised
-    (TVM's own errors come through TVM's FFI frames when nothing was cut).
+    (TVM's own errors come through TVM's FFI frames when nothing was cut); unless every call
+    on that line is numpy's (:func:`_calls_only_numpy`).
     """
     short = etype.rsplit(".", 1)[-1]
     if is_tvm_name(etype) or short in TVM_ERROR_TYPES or short == "InternalError" or \

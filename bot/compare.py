@@ -213,6 +213,26 @@ def _only_backtrace_note(signature: str) -> bool:
         _NOTE_TAIL_RE.match(signature[m.end():]))
 
 
+# A name the script uses is gone (ImportError, AttributeError): the script is stale, whatever
+# the reporter complains of.
+_MISSING_NAME_RE = lazyre.compile(
+    r"^\s*(?:\w+\.)*(?:ImportError|ModuleNotFoundError|AttributeError)\b")
+
+
+def _complains_of_this_refusal(reported: Reported | None, cls: Classification) -> bool:
+    """The run hits an API TVM dropped on purpose, as an error TVM raises ("ValueError: Unknown
+    device: llvm": a target's name no longer taken as a device), and that error is what the
+    report is about: the run shows what the reporter complains of. A stale import or attribute
+    stays inconclusive (the script is out of date, whatever the report says)."""
+    return (
+        cls.outcome == Outcome.API_MISMATCH and reported is not None
+        and reported.outcome in TVM_SIDE and bool(cls.signature)
+        and not _MISSING_NAME_RE.match(cls.signature)
+        and not _MISSING_NAME_RE.match(reported.signature)
+        and signatures_match(reported.signature, cls.signature)
+    )
+
+
 def compare(reported: Reported | None, cls: Classification) -> Comparison:
     observed = _quote("observed", cls.outcome, cls.signature)
     rep_outcome = reported.outcome if reported is not None else None
@@ -223,6 +243,11 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
     )
     ev = (said, observed)
 
+    if _complains_of_this_refusal(reported, cls):
+        return Comparison(
+            Verdict.REPRODUCED,
+            (*ev, "the report is about this very error, which TVM raises on purpose now"),
+        )
     if cls.outcome in INCONCLUSIVE_OUTCOMES or cls.outcome not in FAILURE_OUTCOMES | {
         Outcome.PASSED
     }:

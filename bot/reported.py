@@ -58,6 +58,7 @@ from bot.vocabulary import (
     GENERIC_FAIL_RE,
     HANG_RE,
     INTERNAL_RE,
+    INTERRUPTED_RE,
     LOOSE_CRASH_RE,
     MACHINE_CRASH_RE,
     MEMORY_RE,
@@ -272,6 +273,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _assertion_named(repro),
         _loose_crash,
         _expected_vs_actual,
+        _refusal_as_title,
     ):
         found = finder(lines)
         if found is not None:
@@ -640,7 +642,8 @@ def _loose_crash(lines: list[_Line]) -> Reported | None:
 def _hang(lines: list[_Line]) -> Reported | None:
     """Runaway time ("hangs", "never finishes", "continuous compilation"): ``timeout``, also
     when memory grows with it; runaway memory with no word about time ("runs out of memory",
-    "OOM", "memory keeps growing"): ``resource-limit``."""
+    "OOM", "memory keeps growing"): ``resource-limit``. With no such words, a pasted traceback
+    that ends in ``KeyboardInterrupt`` (the reporter stopped a run that went on): ``timeout``."""
     for outcome, pat in ((Outcome.TIMEOUT, HANG_RE), (Outcome.RESOURCE_LIMIT, MEMORY_RE)):
         for ln in _body_first(lines):
             if _expectation(ln):
@@ -652,6 +655,10 @@ def _hang(lines: list[_Line]) -> Reported | None:
                         signature=_sentence(ln.text, m.group(0)),
                         evidence=(ln.text.strip(),),
                     )
+    for ln in lines:
+        if INTERRUPTED_RE.match(ln.text):
+            return Reported(Outcome.TIMEOUT, signature="KeyboardInterrupt (the reporter stopped it)",
+                            evidence=(ln.text.strip(),))
     return None
 
 
@@ -682,10 +689,12 @@ def _error_in_prose(lines: list[_Line]) -> Reported | None:
 _BARE_NO_MODULE_RE = lazyre.compile(r"No module named '[\w.]+'")
 
 # An exception named in a sentence, no message quoted, and what it is about: "a ValueError from
-# inside TVM about Concat and the dimensions", "TypeError complaining that the dtype is wrong".
+# inside TVM about Concat and the dimensions", "TypeError complaining that the dtype is wrong",
+# "a ValueError that comes out of CheckConcatOutputShape in manipulate.cc, it says Concat ...".
 _ERROR_ABOUT_RE = lazyre.compile(
     r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\b(?!:)"
-    r"[^.;:()]{0,40}?\b(?:about|regarding|concerning|related to|saying|says|said|stating|"
+    # (where it came from may name a file: "that comes out of CheckFoo in manipulate.cc, it says")
+    r"(?:[^.;:()]|\.(?=\w)){0,80}?\b(?:about|regarding|concerning|related to|saying|says|said|stating|"
     r"tell(?:s|ing) (?:me|us)|complain(?:s|ed|ing)? (?:that|about)|"
     r"(?:with|and) (?:the |a )?message)\s+"
     r"(?:that\s+)?([^.;:()]{3,120})")
@@ -753,6 +762,23 @@ def _expected_vs_actual(lines: list[_Line]) -> Reported | None:
         return None  # "Actual: an error when building v1.5": a failure, read as one below
     return Reported(Outcome.WRONG_RESULT, signature=f"actual: {shown.text.strip()}"[:200],
                     evidence=tuple(ln.text.strip() for ln in actual[:3]))
+
+
+# A title that is a frontend's refusal, as fuzzing reports put it: "[Bug] Unsupported function
+# types ['fmod.Tensor']", "Unsupported op: aten::bucketize", "No converter for op Resize".
+_REFUSAL_TITLE_RE = lazyre.compile(
+    r"^(?:unsupported|not (?:supported|implemented)|no converter|cannot convert)\b"
+    r"(?=.*(?:\[|'|`|:|\bop\b|\boperator\b|\bfunction\b))", re.I)
+
+
+def _refusal_as_title(lines: list[_Line]) -> Reported | None:
+    """The title is the error: what a frontend says of an operator it cannot convert."""
+    for ln in lines:
+        if ln.where == "title":
+            text = _TAGS_RE.sub("", ln.text).strip()
+            if _REFUSAL_TITLE_RE.match(text):
+                return Reported(Outcome.TVM_ERROR, signature=text[:200], evidence=(text[:200],))
+    return None
 
 
 def _generic_failure(lines: list[_Line]) -> Reported | None:

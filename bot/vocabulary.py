@@ -306,15 +306,23 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
 # "crashes" alone is loose talk for any failure as often as not: weaker than an error line.
 LOOSE_CRASH_RE = lazyre.compile(r"\bcrash(?:es|ed|ing)?\b|\babort(?:s|ed|ing)?\b", re.IGNORECASE)
 HANG_RE = lazyre.compile(
-    r"\bhangs?\b|\bhanging\b|\bhung\b|\bstuck\b|\binfinite loop\b|\bdeadlock(?:s|ed)?\b"
+    # ("stuck" but not a value: "the fp16 sum gets stuck at 4096", "stuck once it reaches")
+    r"\bhangs?\b|\bhanging\b|\bhung\b|\binfinite loop\b"
+    r"|\bstuck\b(?!\s+(?:at|around|near|on)\s+[-+~]?\d)(?!\s+(?:once|when|after|as soon as) "
+    r"(?:it|they|the \w+) (?:reach|hit)\w*)|\bdeadlock(?:s|ed)?\b"
     r"|\bnever (?:finish|end|terminate|return|complete|stop|halt)(?:e?s|e?d)?\b|\btime[sd] out\b"
     r"|\bfreezes\b|\b(?:runs?|running|goes on|going on|compiles?|compiling|continues?) "
     r"(?:forever|indefinitely|endlessly)\b|\btak(?:es?|ing) (?:forever|an eternity)\b"
     # runaway compilation: "continuous compilation", "compiles continuously", "endless compile"
     r"|\b(?:continuous(?:ly)?|endless(?:ly)?|infinite(?:ly)?|never-ending) compil\w*"
-    r"|\bcompil\w* (?:continuously|endlessly|without end)\b",
+    r"|\bcompil\w* (?:continuously|endlessly|without end)\b"
+    # the same in Chinese: "卡死" / "卡住" (stuck), "死循环" (infinite loop), "不返回" (never
+    # returns), "无响应" (not responding), "一直运行" (keeps running)
+    r"|卡死|卡住|死循环|不返回|无响应|一直运行",
     re.IGNORECASE,
 )
+# A pasted traceback that ends in KeyboardInterrupt: the reporter stopped a run that went on.
+INTERRUPTED_RE = lazyre.compile(r"^\s*(?:\^C)?\s*KeyboardInterrupt\s*$")
 # Runaway memory, with no word about time: the run would hit the worker's memory limit.
 MEMORY_RE = lazyre.compile(
     r"\bmemory (?:usage |use |consumption |footprint )?(?:keeps?|kept|continues|continued|is|was)?"
@@ -389,7 +397,12 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"array|values?|data)\s+(?:unchanged|untouched|as[- ]is)\b"
     # "running result error", "inference results are not right", "out_tvm ≠ out_ref"
     r"|\b(?:running|inference|execution|computed?|calculation) results? (?:errors?|wrong|is wrong)\b"
-    r"|\bresults? (?:is|are) not (?:right|correct)\b|\w\s*≠\s*\w",
+    r"|\bresults? (?:is|are) not (?:right|correct)\b|\w\s*≠\s*\w"
+    # "the mean is way off", "max abs diff 0.5 vs numpy"
+    r"|\b(?:way|completely|totally|wildly|badly) off\b"
+    r"|\bmax(?:imum)?\.? abs(?:olute)?\.? (?:diff|difference|error|err)\b(?:[^.\n]|\.(?=\d)){0,40}"
+    r"\b(?:vs\.?|versus|against|compared (?:to|with)|from)\s+(?:the )?(?:numpy|np|torch|pytorch|"
+    r"onnx ?runtime|ort|reference|expected)\b",
     re.IGNORECASE,
 )
 # "the first value is exactly 0.0 in TVM but 2e-9 in numpy" (and the other way round): the same

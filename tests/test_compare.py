@@ -143,6 +143,34 @@ TABLE = [
         obs(Oc.TVM_ERROR, "TVMError: x"),
         V.DIFFERENT_FAILURE,
     ),
+    # an API TVM dropped on purpose, refused with an error: what the report is about...
+    (
+        rep(Oc.TVM_ERROR, "ValueError: Unknown device: llvm"),
+        obs(Oc.API_MISMATCH, "ValueError: Unknown device: llvm"),
+        V.REPRODUCED,
+    ),
+    # ...or not (the script dies on it before the reported check)
+    (
+        rep(Oc.WRONG_RESULT, "Mismatched elements: 3 / 8"),
+        obs(Oc.API_MISMATCH, "ValueError: Unknown device: llvm"),
+        V.INCONCLUSIVE,
+    ),
+    (
+        rep(Oc.TVM_ERROR, "ValueError: Unknown target kind: foo"),
+        obs(Oc.API_MISMATCH, "ValueError: Unknown device: llvm"),
+        V.INCONCLUSIVE,
+    ),
+    # a stale name stays inconclusive even when it is the reporter's complaint
+    (
+        rep(Oc.TVM_ERROR, "AttributeError: module 'tvm' has no attribute 'arith'"),
+        obs(Oc.API_MISMATCH, "AttributeError: module 'tvm' has no attribute 'arith'"),
+        V.INCONCLUSIVE,
+    ),
+    (
+        rep(Oc.API_MISMATCH, "ImportError: cannot import name 'relay' from 'tvm'"),
+        obs(Oc.API_MISMATCH, "ImportError: cannot import name 'relay' from 'tvm'"),
+        V.INCONCLUSIVE,
+    ),
 ]
 
 

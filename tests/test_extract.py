@@ -1881,9 +1881,15 @@ def test_ignore_the_script_above_takes_the_block_below() -> None:
     ("Sorry, my first script contained a typo, run this one:", True),
     ("Here is the corrected script:", True),
     ("I fixed the typo in the shape:", True),
+    ("sorry, wrong snippet above, that is the copy I had already changed. This is the right one:",
+     True),
+    ("I pasted the wrong version of the code, here is the actual repro:", True),
+    ("EDIT: fixed typos", True),
     # a follow-up, not a replacement
     ("I also tried it with float16, same error:", False),
     ("For comparison, this is how I call it from my app:", False),
+    ("It generates wrong code for the negative constant, also with this:", False),
+    ("This is the right place for it I think; a related one:", False),
 ])
 def test_an_authors_corrected_script_replaces_the_first(said: str, takes_it: bool) -> None:
     first = "import tvm\n\nx = tvm.tirx.cnst(-3, 'uint16')\nprint(x)\n"
@@ -1891,6 +1897,18 @@ def test_an_authors_corrected_script_replaces_the_first(said: str, takes_it: boo
     body = f"Making a negative unsigned constant aborts:\n\n{F}python\n{first}{F}\n"
     r = extract_repro(issue(body, ("alice", f"{said}\n\n{F}python\n{fixed}{F}\n")))
     assert_script(r, fixed if takes_it else first)
+
+
+def test_a_corrected_script_in_the_body_replaces_the_cut_one() -> None:
+    """The body's first block does not parse (a typo: an unclosed bracket); an EDIT below it
+    re-posts the script fixed. The fixed one is run, not the first cut at its typo."""
+    broken = "import tvm\n\nx = tvm.tirx.const(-3, 'uint16'\nprint(x)\n"
+    fixed = "import tvm\n\nx = tvm.tirx.const(-3, 'uint16')\nprint(x)\n"
+    body = (f"Making a negative unsigned constant aborts:\n\n{F}python\n{broken}{F}\n\n"
+            f"---\n\nEDIT: fixed typo in the script (a missing `)`). Corrected version:\n\n"
+            f"{F}python\n{fixed}{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, fixed)
 
 
 def test_an_ipython_session_pasted_without_fences() -> None:

@@ -285,6 +285,29 @@ def test_the_output_shown_after_the_script(after: str, shown: str) -> None:
     assert repro.shown_output.strip() == shown
 
 
+_UNFENCED = ("import numpy as np\nimport tvm\n\nx = np.full((2, 2), 128, dtype='uint8')\n"
+             "y = tvm.runtime.tensor(x).numpy() // 3\nprint(y)\nprint('min', y.min())\n")
+
+
+@pytest.mark.parametrize(
+    ("after", "shown"),
+    [
+        ("and what it prints:\n\n[[42 42]\n [42 42]]\nmin 42\n\nIt should be 43.\n",
+         "[[42 42]\n [42 42]]\nmin 42"),
+        ("Output:\n[[0 0]\n [0 0]]\nmin 0\n", "[[0 0]\n [0 0]]\nmin 0"),
+        # the expected output, and prose that only talks about it, are not what it printed
+        ("Expected output:\n\n[[43 43]\n [43 43]]\nmin 43\n", ""),
+        ("It prints the wrong thing, I think the floor division is off by one.\n", ""),
+        ("and what it prints:\n\nall good\n", ""),
+    ],
+)
+def test_the_output_shown_after_an_unfenced_script(after: str, shown: str) -> None:
+    body = "Dividing a uint8 tensor gives one less than numpy:\n\n" + _UNFENCED + "\n" + after
+    repro = extract_repro(Issue("[Bug] uint8 division", body, author="a"))
+    assert repro.found and repro.shape == "unfenced" and repro.script.strip() == _UNFENCED.strip()
+    assert repro.shown_output.strip() == shown
+
+
 @pytest.mark.parametrize(
     ("before", "shown"),
     [

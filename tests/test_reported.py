@@ -434,6 +434,20 @@ TABLE = [
         Outcome.TVM_ERROR,
         "TypeError: the dtype float16 is not supported by the llvm target",
     ),
+    (  # the title is a frontend's refusal; the body only shows the script
+        "[Bug] Unsupported function types ['fmod.Tensor']",
+        "Found by fuzzing.\n\n### Steps to reproduce\n\n```\nimport torch\n```",
+        Outcome.TVM_ERROR,
+        "Unsupported function types ['fmod.Tensor']",
+    ),
+    (  # where it came from named on the way (a file name's dot is not the sentence's end)
+        "concat of two projections fails",
+        "Forgot the error, sorry. It is a ValueError that comes out of CheckConcatOutputShape "
+        "in manipulate.cc, it says Concat expects the same shape on every other axis, and then "
+        "that the shapes on dimension 2 are 64 and 32.",
+        Outcome.TVM_ERROR,
+        "ValueError: Concat expects the same shape on every other axis",
+    ),
 ]
 
 
@@ -455,6 +469,13 @@ def test_reported_table(title: str, text: str, outcome: Outcome, sig: str) -> No
     assert got.outcome == outcome, got
     assert sig in got.signature
     assert got.evidence, "the lines that decided it are quoted"
+
+
+def test_a_title_about_support_is_no_refusal() -> None:
+    got = parse_reported(Issue(title="[Question] Unsupported ops in the ONNX frontend",
+                               body=body("Which ops are missing? Is there a list?"),
+                               author="alice"), REPRO)
+    assert got is None or got.outcome != Outcome.TVM_ERROR, got
 
 
 def test_a_performance_complaint_in_the_template_is_not_a_wrong_result() -> None:
@@ -718,6 +739,12 @@ def test_crash_and_python_error_reports_carry_no_locations() -> None:
         ("Memory usage keeps increasing until the OOM killer steps in.", Outcome.RESOURCE_LIMIT),
         ("Lowering uses unbounded memory.", Outcome.RESOURCE_LIMIT),
         ("The job gets OOM-killed.", Outcome.RESOURCE_LIMIT),
+        # in Chinese: "tvm.compile stays stuck and never returns"
+        ("`tvm.compile` 一直卡住不返回，只能 Ctrl+C 打断。", Outcome.TIMEOUT),
+        # stopped by hand: the pasted traceback ends in KeyboardInterrupt
+        ("After a while I pressed Ctrl+C:\n\n```\n^CTraceback (most recent call last):\n"
+         '  File "r.py", line 15, in <module>\n    ex = tvm.compile(Mod)\nKeyboardInterrupt\n```',
+         Outcome.TIMEOUT),
     ],
 )
 def test_runaway_time_and_memory_wording(text: str, outcome: Outcome) -> None:
@@ -774,6 +801,10 @@ def test_tvm_not_installed_is_a_missing_dependency_but_a_missing_tvm_name_is_ano
         ("[Bug] inference results are not right", "See below."),
         ("sigmoid saturates", "The first value is exactly 0.0 in TVM but 2e-9 in numpy."),
         ("layer norm", "With torch the mean is 0.5, but with TVM it comes out as 0.49."),
+        # a value that gets "stuck" is no hang
+        ("R.mean in float16 for long rows", "The mean is way off. I guess the fp16 sum gets "
+         "stuck once it reaches 4096, so the mean is 0.5."),
+        ("R.mean in float16 (max abs diff 0.5 vs numpy)", "The sum gets stuck at 4096."),
     ],
 )
 def test_wrong_result_wording_without_an_error(title, body):

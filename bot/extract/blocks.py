@@ -4,6 +4,7 @@ from bot.extract.candidates import Code, classify_block
 from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
 from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
+    CORRECTED_RE,
     ENV_SECTION_RE,
     INCOMPLETE_RE,
     IR_HEADER_RE,
@@ -127,11 +128,11 @@ def pick_primary(scripts: list[Code]) -> Code | None:
     # "What works: ... What fails: ...": a first block offered as the working one yields to a
     # later script that is not offered as working too.
     first_works = _offered_as_working(first) and len(scripts) > 1
-    # "EDIT: the real repro is below", "a smaller example:": a later block that the text offers
-    # in place of the one above comes first.
+    # "EDIT: the real repro is below", "a smaller example:", "EDIT: fixed typo, corrected
+    # version:": a later block that the text offers in place of the one above comes first.
     scripts = sorted(scripts, key=lambda c: (
         c is first and first_works,
-        not (c is not first and bool(SMALLER_RE.search(last_paragraph(c.block.prose)))),
+        not (c is not first and _offered_instead(c)),
         elsewhere and bool(RESULT_SECTION_RE.match(c.block.section)),
         not has_import(c.tree),
         c.block.start,
@@ -141,6 +142,11 @@ def pick_primary(scripts: list[Code]) -> Code | None:
             continue  # a version print under "Environment"
         return c
     return scripts[0]
+
+
+def _offered_instead(c: Code) -> bool:
+    intro = last_paragraph(c.block.prose)
+    return bool(SMALLER_RE.search(intro) or CORRECTED_RE.search(intro))
 
 
 def _offered_as_working(c: Code) -> bool:

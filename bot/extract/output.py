@@ -2,7 +2,9 @@
 
 Pure. A block right after the repro's last block, in the same text, that is not code and that
 the author introduces as what the script printed ("Output:", "it prints:", under "Actual
-behavior"), else the last such block above the repro under an "Actual behavior" heading, is kept with the repro (``Repro.shown_output``): when the report calls that result
+behavior"), else the last such block above the repro under an "Actual behavior" heading, is
+kept with the repro (``Repro.shown_output``); for a script pasted without fences, the lines the
+text introduces right after it as its output. When the report calls that result
 wrong and a run prints the same lines, the run shows the same wrong result
 (:func:`bot.classify.account_for_shown_output`).
 """
@@ -74,6 +76,35 @@ def printed_in_prose(text: str) -> str:
     if re.search(r"\b(?:as expected|correct(?:ly)?|which is right|fine)\b", rest, re.I):
         return ""
     return m.group(1)
+
+
+def shown_after_unfenced(text: str, script: str) -> str:
+    """For a script pasted without fences: the lines the text introduces right after it as what
+    it printed ("and what it prints:", then the lines up to the next blank one), or ""."""
+    last = next((ln.strip() for ln in reversed(script.splitlines()) if ln.strip()), "")
+    lines = text.splitlines()
+    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() == last), None)
+    if not last or at is None:
+        return ""
+    rest = iter(lines[at + 1:])
+    intro = next((ln for ln in rest if ln.strip()), "")
+    if (not intro.rstrip().endswith(":") or len(intro) > 200 or not _OUTPUT_WORDS_RE.search(intro)
+            or _EXPECTED_WORDS_RE.search(intro)):
+        return ""
+    shown: list[str] = []
+    for ln in rest:
+        if not ln.strip():
+            if shown:
+                break
+            continue
+        shown.append(ln)
+    out = "\n".join(shown)
+    if not shown or len(shown) > 40 or not any(ch.isdigit() for ch in out):
+        return ""
+    tree = parse_py(out)
+    if tree is not None and not all(isinstance(s, ast.Expr | ast.AnnAssign) for s in tree.body):
+        return ""  # more code, not printed output
+    return out[:MAX_SHOWN]
 
 
 def _is_shown_output(b: Block) -> bool:

@@ -235,13 +235,17 @@ SMALLER_RE = Pattern(
 )
 
 # The author corrects their own script ("the script above had a typo, use this one", "here is
-# the corrected script", "I fixed the typo"): the block below replaces it, even when the words
+# the corrected script", "I fixed the typo", "sorry, wrong snippet above, this is the right one"): the block below replaces it, even when the words
 # around it would read as a working variant ("try this one instead") or a fix (FIX_RE).
 CORRECTED_RE = Pattern(
     r"\b(?:had|has|contained|contains) an? (?:typo|mistake|error|bug)\b[^\n]{0,80}?"
     r"\b(?:use|try|run) this (?:one|instead)\b|"
     r"\b(?:corrected|typo-free) (?:script|version|code|repro\w*|example|snippet)\b|"
-    r"\bfixed (?:the|a|my) typo\b",
+    r"\bfixed (?:the |a |my )?typos?\b|"
+    # "sorry, wrong snippet above", "I pasted the wrong script", "this is the right one"
+    r"\bwrong (?:snippet|script|copy|paste|file)\b|"
+    r"\b(?:pasted|posted|copied|shared) (?:the|a) wrong (?:\w+ )?(?:version|code|example)\b|"
+    r"\b(?:this|here) is the (?:right|correct|actual) (?:one|script|snippet|code|version|repro\w*)\b",
     re.I,
 )
 

@@ -61,7 +61,7 @@ from bot.extract.markdown import (
     sentence_around,
 )
 from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, reason_for
-from bot.extract.output import shown_output
+from bot.extract.output import shown_after_unfenced, shown_output
 from bot.extract.patterns import (
     ADOPTS_RE,
     CONTINUES_RE,
@@ -225,6 +225,10 @@ def import_in_session_traceback(src: Source) -> Repro | None:
 def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
     """The repro, with the output its author shows it printing (see bot.extract.output)."""
     name = repro.blocks[0].split("#", 1)[0] if repro.blocks else ""
+    if repro.shape == "unfenced" and name.endswith(":unfenced"):
+        src = next((s for s in sources if s.name == name.rsplit(":", 1)[0]), None)
+        shown = shown_after_unfenced(src.text, repro.script) if src is not None else ""
+        return replace(repro, shown_output=shown) if shown else repro
     src = next((s for s in sources if s.name == name), None)
     shown = shown_output(src, repro.blocks) if src is not None else ""
     return replace(repro, shown_output=shown) if shown else repro

@@ -81,6 +81,7 @@ from bot.vocabulary import (
     REMOVED_FORM_RE,
     SCRIPT_ERROR_TYPES,
     SIGNAL_NAMES,
+    SUBNORMAL_RE,
     TARGET_AS_DEVICE_RE,
     TESTING_MSG_RE,
     TESTING_PATH_RE,
@@ -259,7 +260,9 @@ def account_for_shown_output(
 ) -> Classification:
     """A run that passed but printed the very lines the report shows as the wrong result
     (``Repro.shown_output``, with numbers in it) shows the same wrong result: the script has no
-    check of its own, the reporter's words are the check."""
+    check of its own, the reporter's words are the check. Output read from uninitialized memory
+    changes from run to run: when the report shows float32 subnormals (``3.1e-41``) and the run
+    prints some too, it shows the same wrong result."""
     if cls.outcome != Outcome.PASSED or run is None or not shown:
         return cls
     if reported is None or reported.outcome != Outcome.WRONG_RESULT:
@@ -270,7 +273,20 @@ def account_for_shown_output(
         return cls
     got = iter(_squash_ws(x) for x in run.stdout_tail.split("\n"))
     if not all(any(g == w for g in got) for w in want):  # in order, each line whole
-        return cls
+        junk = SUBNORMAL_RE.search(run.stdout_tail)
+        if junk is None or not SUBNORMAL_RE.search(shown):
+            return cls
+        # Uninitialized memory read as float32 differs from run to run, but has a fingerprint:
+        # subnormal numbers (3.1e-41, 1.4e-45), which no real computation here prints.
+        return Classification(
+            Outcome.WRONG_RESULT,
+            signature=f"printed {junk.group(0)}, like the output the report shows",
+            detail="The script ran to the end and printed values that look like uninitialized "
+            f"memory (subnormal float32 numbers such as {junk.group(0)}), as the output the "
+            "report shows does.",
+            evidence=tuple(ln for ln in run.stdout_tail.split("\n")
+                           if SUBNORMAL_RE.search(ln))[:5],
+        )
     return Classification(
         Outcome.WRONG_RESULT,
         signature=f"printed {want[0]}"[:200],

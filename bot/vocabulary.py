@@ -321,6 +321,9 @@ HANG_RE = lazyre.compile(
     r"|卡死|卡住|死循环|不返回|无响应|一直运行",
     re.IGNORECASE,
 )
+# A float32 subnormal as numpy prints it (below 1.18e-38: e-39 .. e-45): the fingerprint of
+# uninitialized memory read as float32 (no real computation in a repro prints one).
+SUBNORMAL_RE = lazyre.compile(r"(?<![\w.])[-+]?\d(?:\.\d+)?e-(?:39|4[0-5])(?![\d.])")
 # A pasted traceback that ends in KeyboardInterrupt: the reporter stopped a run that went on.
 INTERRUPTED_RE = lazyre.compile(r"^\s*(?:\^C)?\s*KeyboardInterrupt\s*$")
 # Runaway memory, with no word about time: the run would hit the worker's memory limit.

@@ -1166,6 +1166,15 @@ _WRONG = Reported(Outcome.WRONG_RESULT, "should be 2.5 but returns 2")
         # one value the text says it printed ("It prints 32."): the run's own line
         ("32\n", "32", _WRONG, Outcome.WRONG_RESULT),
         ("20000\n", "32", _WRONG, Outcome.PASSED),
+        # uninitialized memory: other junk each run, but float32 subnormals in both
+        ("max: [3.6e+09 3.084678e-41 8.55e-29]\n", "max: [4.5867e-41 0.0000e+00 1.2612e-44]\n",
+         _WRONG, Outcome.WRONG_RESULT),
+        # ...not when the run prints none (the identity now: fixed) or the report shows none
+        ("max: [-inf -inf -inf]\n", "max: [4.5867e-41 0.0000e+00 1.2612e-44]\n", _WRONG,
+         Outcome.PASSED),
+        ("max: [3.084678e-41]\n", "max: [7.5 0.5]\n", _WRONG, Outcome.PASSED),
+        # 1e-4 and 2e-30 are ordinary small numbers, not subnormals
+        ("max: [1e-4 2e-30]\n", "max: [1.4e-45 2e-30]\n", _WRONG, Outcome.PASSED),
     ],
 )
 def test_a_passing_run_that_prints_what_the_report_calls_wrong(

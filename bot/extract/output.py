@@ -27,7 +27,9 @@ _OUTPUT_WORDS_RE = Pattern(
     re.I,
 )
 _EXPECTED_WORDS_RE = Pattern(
-    r"\b(?:expect\w*|should|correct|desired|reference|numpy gives|supposed|want|instead of)\b",
+    # ("the correct output:", not "the first 6 are the correct sorted values, the rest garbage:")
+    r"\b(?:expect\w*|should|correct (?:output|result|answer|one|values?:)s?|desired|reference|"
+    r"numpy gives|supposed|want|instead of)(?!\w)",
     re.I,
 )
 

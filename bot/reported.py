@@ -288,7 +288,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     ])
     if found is not None:
         return _located(_tidy(found), lines)
-    found = _passed(issue, lines)
+    found = _passed(issue, lines, with_script=repro.found)
     if found is not None:
         return found
     if not repro.found:
@@ -819,7 +819,7 @@ def _failure_words(lines: list[_Line]) -> bool:
     return False
 
 
-def _passed(issue: Issue, lines: list[_Line]) -> Reported | None:
+def _passed(issue: Issue, lines: list[_Line], *, with_script: bool) -> Reported | None:
     if _failure_words(lines):
         return None
     for ln in lines:
@@ -828,7 +828,9 @@ def _passed(issue: Issue, lines: list[_Line]) -> Reported | None:
         for sentence in re.split(r"(?<=[.!?;])\s+", ln.text):
             if PASSED_RE.search(sentence) and not ELSEWHEN_RE.search(sentence):
                 return Reported(Outcome.PASSED, signature="", evidence=(ln.text.strip(),))
-    if QUESTION_TITLE_RE.search(issue.title):
+    if with_script and QUESTION_TITLE_RE.search(issue.title):
+        # a question about a script that runs ("Why is the loop split twice?"); a question
+        # with no script ("Unity AOT support?") reports no run at all
         return Reported(Outcome.PASSED, signature="", evidence=(issue.title.strip(),))
     return None
 

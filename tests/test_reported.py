@@ -650,6 +650,18 @@ def test_pass_words_about_another_version_do_not_count() -> None:
     assert got is not None and got.outcome == Outcome.PASSED
 
 
+@pytest.mark.parametrize("with_script", [True, False])
+def test_a_question_title_is_a_pass_only_about_a_script(with_script: bool) -> None:
+    """"Why is the loop split twice?" about a script that runs: it ran; "AOT support?" with no
+    script: nothing ran."""
+    text = "Looking at the lowered IR I cannot see where the second split comes from."
+    repro = REPRO if with_script else NONE
+    got = parse_reported(Issue(title="Why is the loop split twice?", body=text, author="a"),
+                         repro)
+    want = Outcome.PASSED if with_script else Outcome.NO_REPRO
+    assert got is not None and got.outcome == want, got
+
+
 def test_template_with_only_an_error_title_stays_no_repro() -> None:
     template = (
         "### Expected behavior\n\nWhat you were expecting\n\n### Actual behavior\n\n"

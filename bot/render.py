@@ -272,7 +272,8 @@ def _body(t: Triage) -> list[str]:
     if why:
         out.append(why)
     extra = {
-        Outcome.API_MISMATCH: API_MISMATCH_ASK,
+        # (not when the report is about that very error: then the run shows it)
+        Outcome.API_MISMATCH: API_MISMATCH_ASK if t.verdict != Verdict.REPRODUCED else "",
         Outcome.MISSING_DEPENDENCY: (
             MISSING_DEPENDENCY_NOTE if "not in the issue" not in cls.detail else ""
         ),

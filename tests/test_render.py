@@ -300,6 +300,20 @@ def test_api_mismatch_says_what_replaced_it() -> None:
     assert "port it to the current API" in c
 
 
+def test_the_dropped_api_error_a_report_is_about_asks_for_no_port() -> None:
+    t = triage(
+        Outcome.API_MISMATCH,
+        Verdict.REPRODUCED,
+        signature="ValueError: Unknown device: llvm",
+        detail='The current TVM no longer takes a target\'s name as a device: `tvm.device("llvm")` '
+        "is `tvm.cpu()` now.",
+    )
+    c = render_comment(t)
+    assert c.splitlines()[1].startswith("### 🐞 Reproduced")
+    assert "`tvm.cpu()`" in c
+    assert "port it to the current API" not in c
+
+
 def test_no_repro_asks_politely_and_specifically() -> None:
     repro = Repro(
         found=False,

@@ -694,15 +694,8 @@ def _cmd_bisect(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
-BESIDE_NICE = 10  # the priority of the work beside the run (0 normal, 19 lowest)
-
-
 class _Beside:
-    """Run one function in a thread beside the caller; ``result()`` joins it (and re-raises).
-
-    The thread runs at a lower CPU priority (Linux nice is per thread): its work waits while
-    the script being triaged wants the CPU, rather than slowing it. (The probe it may start
-    inherits that priority; the script's own run is started by the caller.)"""
+    """Run one function in a thread beside the caller; ``result()`` joins it (and re-raises)."""
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         self._fn = fn
@@ -712,8 +705,6 @@ class _Beside:
         self._thread.start()
 
     def _run(self) -> None:
-        with contextlib.suppress(OSError, AttributeError):  # (not Linux: the usual priority)
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BESIDE_NICE)
         try:
             self._value = self._fn()
         except BaseException as e:  # handed to the caller by result()

@@ -258,6 +258,13 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
                 f"{_article(cls.outcome.value)} {cls.outcome.value} run says nothing about the reported problem",
             ),
         )
+    if cls.outcome == Outcome.PASSED and rep_outcome == Outcome.PASSED:
+        # "TVM should reject this but accepts it", "only a warning", "the IR looks inefficient":
+        # the reporter saw it run to the end, and so does the run.
+        return Comparison(
+            Verdict.REPRODUCED,
+            (*ev, "the script runs to the end, as the report says it does"),
+        )
     if cls.outcome == Outcome.PASSED:
         return Comparison(
             Verdict.NOT_REPRODUCED, (*ev, "the script ran to the end without failing")

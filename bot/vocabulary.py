@@ -171,7 +171,8 @@ MODULE_ATTR_RE = lazyre.compile(r"module '([^']+)' has no attribute '([^']+)'")
 REMOVED_FORM_RE = lazyre.compile(
     r"\b(?:is|are) no longer (?:supported|accepted|available|allowed|valid)\b"
     r"|\b(?:has|have) been (?:removed|dropped|deprecated and removed)\b"
-    r"|\bwas removed (?:in|from|since)\b|\bno longer exists?\b",
+    # (not a schedule's own state: "ValueError: The loop no longer exists in the IRModule")
+    r"|\bwas removed (?:in|from|since)\b|\bno longer exists?\b(?! in the (?:IRModule|module|schedule)\b)",
     re.IGNORECASE,
 )
 # A target's name given as a device (``tvm.device("llvm", 0)``): older TVM took it for the CPU.
@@ -307,7 +308,8 @@ CRASH_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = (
 LOOSE_CRASH_RE = lazyre.compile(r"\bcrash(?:es|ed|ing)?\b|\babort(?:s|ed|ing)?\b", re.IGNORECASE)
 HANG_RE = lazyre.compile(
     # ("stuck" but not a value: "the fp16 sum gets stuck at 4096", "stuck once it reaches")
-    r"\bhangs?\b|\bhanging\b|\bhung\b|\binfinite loop\b"
+    # (not "dead kernels hanging around in the module")
+    r"\b(?:hangs?|hanging)\b(?!\s+(?:around|about|off|out)\b)|\bhung\b|\binfinite loop\b"
     r"|\bstuck\b(?!\s+(?:at|around|near|on)\s+[-+~]?\d)(?!\s+(?:once|when|after|as soon as) "
     r"(?:it|they|the \w+) (?:reach|hit)\w*)|\bdeadlock(?:s|ed)?\b"
     r"|\bnever (?:finish|end|terminate|return|complete|stop|halt)(?:e?s|e?d)?\b|\btime[sd] out\b"
@@ -368,6 +370,8 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"(?<!type )(?<!dtype )(?<!shape )(?<!signature )(?<!argument )(?<!structural )"
     r"(?<!struct info )(?<!layout )(?<!arity )(?<!version )(?<!abi )"
     r"\bmismatch(?:ed|es)?\b(?! (?:types?|shapes?|dtypes?|signatures?|arguments?)\b)"
+    # (TVM's argument check: "Mismatched A.dtype on argument #0")
+    r"(?! \w+\.(?:dtype|shape|ndim|device|strides|byte_offset)\b)"
     r"|\bincorrect(?:ly)?\b|\bnot correct(?:ly)?\b"
     # accuracy / precision words ("nn.dense accuracy error", "seems not so accurate")
     r"|\binaccura(?:te|cy)\b|\baccuracy\b|\bnot (?:\w+ ){0,2}(?:accurate|precise)\b"
@@ -377,7 +381,7 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|\b(?:differs?|different|inconsistent) (?:from|with|than) (?:the )?(?:numpy|onnx ?runtime|ort|pytorch|torch|tensorflow|tf|keras|reference|expected)\b"
     r"|\b(?:onnx ?runtime|ort|numpy|pytorch|torch)(?:'s)? (?:outputs?|results?)\b[^.]{0,30}\bdiffer"
     r"|\bwrong(?:ly)? (?:results?|outputs?|answers?|values?|IRs?|code|shapes?|index|indices|dtypes?|types?|numbers?)\b"
-    r"|\b(?:is|are|was|were|seems?|looks?|goes|went|gives?|gave|produces?|produced|returns?|returned|gets?|got|outputs?|emits?|generates?|generated)\s+(?:\w+\s+)?wrong(?:ly)?\b"
+    r"|\b(?:is|are|was|were|seems?|looks?|goes|went|gives?|gave|produces?|produced|returns?|returned|gets?|got|outputs?|emits?|generates?|generated|comes?|came)\s+(?:\w+\s+)?wrong(?:ly)?\b"
     r"|\bm[ue]ssy\b"
     r"|(?:not|cannot|can't|isn't|aren't|fails? to)\b[^.]{0,60}\bcorrectly\b"
     r"|\binconsisten(?:t|cy)\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
@@ -401,6 +405,9 @@ REPORTED_WRONG_RE = lazyre.compile(
     # "running result error", "inference results are not right", "out_tvm ≠ out_ref"
     r"|\b(?:running|inference|execution|computed?|calculation) results? (?:errors?|wrong|is wrong)\b"
     r"|\bresults? (?:is|are) not (?:right|correct)\b|\w\s*≠\s*\w"
+    # "well_formed says False after copying main" (a check's answer, not "should return True")
+    r"|\b(?:returns|returned|says|said|gives|gave|prints|printed|reports|reported)\s+`?"
+    r"(?:False|True)\b`?(?!\s+(?:as expected|correctly|like it should)\b)"
     # "the mean is way off", "max abs diff 0.5 vs numpy"
     r"|\b(?:way|completely|totally|wildly|badly) off\b"
     r"|\bmax(?:imum)?\.? abs(?:olute)?\.? (?:diff|difference|error|err)\b(?:[^.\n]|\.(?=\d)){0,40}"
@@ -423,7 +430,12 @@ GENERIC_FAIL_RE = lazyre.compile(
 PASSED_RE = lazyre.compile(
     r"\b(?:works?|worked|working|runs?|ran) (?:fine|well|correctly|as expected|properly|ok)\b"
     r"|\bno (?:errors?|exceptions?|problems?|crash(?:es)?)\b|\bwithout (?:any )?(?:errors?|problems?)\b"
-    r"|\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\bpasses\b",
+    r"|\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\bpasses\b"
+    # "That's all it prints" (above: a warning), "only a warning", "just warnings"
+    r"|\bthat'?s all it (?:prints|shows|outputs|says)\b"
+    r"|\b(?:only|just) (?:(?:prints?|shows?|gives?|emits?|logs?) )?(?:a |the |this |some )?warnings?\b"
+    # "Not a crash, just something that looks wasteful in the IR"
+    r"|\bnot an? (?:crash|error|failure)\b(?![,;:]?\s+(?:but|and|though|although|however)\b)",
     re.IGNORECASE,
 )
 QUESTION_TITLE_RE = lazyre.compile(

@@ -1136,6 +1136,10 @@ def test_a_forgotten_import_does_not_hide_names_the_issue_never_defines() -> Non
         ('Traceback (most recent call last):\n  File "/w/repro.py", line 9, in <module>\n'
          '  File "/venv/lib/python3.11/site-packages/tvm/target/target.py", line 120, in '
          "__init__\nValueError: Cannot parse target string \"llvm -foo\"\n", Outcome.TVM_ERROR),
+        # A schedule's loop that a split consumed "no longer exists": no API is gone.
+        ('Traceback (most recent call last):\n  File "/w/repro.py", line 13, in tile\n'
+         '  File "/venv/lib/python3.11/site-packages/tvm/s_tir/schedule/schedule.py", line 828, '
+         "in split\nValueError: The loop no longer exists in the IRModule\n", Outcome.TVM_ERROR),
     ],
 )
 def test_a_form_tvm_no_longer_accepts_is_an_api_mismatch(stderr: str, outcome: Outcome) -> None:

@@ -662,6 +662,52 @@ def test_a_question_title_is_a_pass_only_about_a_script(with_script: bool) -> No
     assert got is not None and got.outcome == want, got
 
 
+@pytest.mark.parametrize(("text", "passed"), [
+    ("Not a crash, just something that looks wasteful in the IR after FoldConstant.", True),
+    ("It is not an error: TVM accepts the bad axis silently.", True),
+    ("Not a crash, but the values come out wrong.", False),
+    ("This is not an error but a wrong result.", False),
+])
+def test_not_a_crash_is_a_pass_unless_a_but_follows(text: str, passed: bool) -> None:
+    got = parse_reported(Issue(title="[Bug] FoldConstant", body=text, author="a"), REPRO)
+    assert (got is not None and got.outcome == Outcome.PASSED) == passed, got
+
+
+def test_the_error_under_expected_behavior_is_what_should_have_happened() -> None:
+    text = ("### Expected behavior\n\n```\nValueError: Number of args to fcompute does not match "
+            "dimension, args=1, dimension=2\n```\n\nnumpy says the sizes are not equal.\n\n"
+            "### Actual behavior\n\nNo error at all. It returns a 1-D tensor.\n")
+    got = parse_reported(Issue(title="[Bug] te.compute drops a dimension", body=text, author="a"),
+                         REPRO)
+    assert got is not None and got.outcome == Outcome.PASSED, got
+
+
+@pytest.mark.parametrize(("text", "outcome"), [
+    # a warning and an expectation of an error: it ran
+    ("```\n'+avx512' is not a recognized feature for this target (ignoring feature)\n```\n\n"
+     "That's all it prints. I would expect a proper error instead of this message.",
+     Outcome.PASSED),
+    ("It only prints a warning, nothing else.", Outcome.PASSED),
+    # an error that did happen, then what was expected
+    ("It raises an error; I'd expect a clearer message.", Outcome.TVM_ERROR),
+    # a check's answer
+    ("After copying main into a new IRModule, `well_formed` says False.", Outcome.WRONG_RESULT),
+])
+def test_expectations_and_warnings_are_not_failures(text: str, outcome: Outcome) -> None:
+    got = parse_reported(Issue(title="[Bug] x", body=text, author="a"), REPRO)
+    assert got is not None and got.outcome == outcome, got
+
+
+def test_a_crash_shown_for_comparison_is_not_the_outcome() -> None:
+    text = ("On main it fails with:\n\n```\ntvm.error.InternalError: Check failed: (2 vs. 1) : "
+            "Invoking function main expects 2 arguments\n```\n\nFor comparison, the same script "
+            "on 0.19.0 just died:\n\n```\n$ python vm_args.py\nSegmentation fault (core dumped)\n"
+            "```\n")
+    got = parse_reported(Issue(title="[Relax][VM] too few arguments", body=text, author="a"),
+                         REPRO)
+    assert got is not None and got.outcome == Outcome.INTERNAL_ERROR, got
+
+
 def test_template_with_only_an_error_title_stays_no_repro() -> None:
     template = (
         "### Expected behavior\n\nWhat you were expecting\n\n### Actual behavior\n\n"
@@ -817,6 +863,9 @@ def test_tvm_not_installed_is_a_missing_dependency_but_a_missing_tvm_name_is_ano
         ("R.mean in float16 for long rows", "The mean is way off. I guess the fp16 sum gets "
          "stuck once it reaches 4096, so the mean is 0.5."),
         ("R.mean in float16 (max abs diff 0.5 vs numpy)", "The sum gets stuck at 4096."),
+        ("fp16 softmax", "Not a crash, but the values come out wrong."),
+        ("FoldConstant leaves dead kernels", "The values are wrong, and dozens of dead kernels are "
+         "left hanging around in the module."),
     ],
 )
 def test_wrong_result_wording_without_an_error(title, body):

@@ -41,7 +41,7 @@ def agreement(out: str) -> dict[str, str]:
 def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
     script = "import tvm\nprint(tvm.runtime.tensor([1.0, 2.0]).numpy().sum())\n"
-    make_case(root, "passes", f"{F}python\n{script}{F}\n", {
+    make_case(root, "passes", f"This segfaults on 0.19:\n\n{F}python\n{script}{F}\n", {
         "has_repro": True, "repro_shape": "fenced", "needs": [],
         "reported": {"outcome": "crash", "signature": "Segmentation fault"},
         "observed": {"outcome": "passed"}, "verdict": "not-reproduced",

@@ -422,7 +422,7 @@ def _error_line(lines: list[_Line]) -> Reported | None:
     new_report = False
     chained = False
     for i, ln in enumerate(lines):
-        if ln.where == "title" or ln.section.startswith(("expected", "what you were expecting")):
+        if ln.where == "title" or _under_expected(ln):
             continue  # (under "Expected behavior": the error that should have been raised)
         if _CHAIN_RE.search(ln.text):
             chained = True
@@ -691,7 +691,7 @@ def _error_in_prose(lines: list[_Line]) -> Reported | None:
     """``XxxError: message`` quoted inside a sentence (or the title); or Python's own words for
     a missing module without the class name (``**No module named 'tvm'**``)."""
     for ln in _body_first(lines):
-        if ln.section.startswith(("expected", "what you were expecting")):
+        if _under_expected(ln):
             continue
         # (the first one named with its message: 'a TVMError like "TVMError: cannot ..."')
         m = next((m for m in _ERROR_IN_PROSE_RE.finditer(ln.text) if m.group(2)), None)
@@ -826,9 +826,14 @@ def _expectation(ln: _Line) -> bool:
     "Reality: ..." / "Actual: ..." line under an expectation heading says what did)."""
     if ACTUAL_LINE_RE.match(ln.text):
         return False
-    return ln.section.startswith(("expected", "what you were expecting")) or bool(
+    return _under_expected(ln) or bool(
         re.match(r"^\s*(?:expected|what you were expecting|i expect|it should)\b", ln.text, re.I)
     )
+
+
+def _under_expected(ln: _Line) -> bool:
+    """Under the template's "Expected behavior" heading: what should happen."""
+    return ln.section.startswith(("expected", "what you were expecting"))
 
 
 def _failure_words(lines: list[_Line]) -> bool:

@@ -103,19 +103,23 @@ def shown_after_unfenced(text: str, script: str) -> str:
     out = "\n".join(shown)
     if not shown or len(shown) > 40 or not any(ch.isdigit() for ch in out):
         return ""
-    tree = parse_py(out)
-    if tree is not None and not all(isinstance(s, ast.Expr | ast.AnnAssign) for s in tree.body):
+    if _is_program(out):
         return ""  # more code, not printed output
     return out[:MAX_SHOWN]
+
+
+def _is_program(text: str) -> bool:
+    """Code (imports, assignments, loops), not printed values: ``x: 2`` parses as an annotation
+    and ``array([1., 2.])`` as a call, and both are printed values."""
+    tree = parse_py(text)
+    return tree is not None and not all(isinstance(s, ast.Expr | ast.AnnAssign) for s in tree.body)
 
 
 def _is_shown_output(b: Block) -> bool:
     if b.lang in PY_TAGS or not any(ch.isdigit() for ch in b.text):
         return False
-    tree = parse_py(b.text)
-    if tree is not None and not all(isinstance(s, ast.Expr | ast.AnnAssign) for s in tree.body):
-        return False  # a program (imports, assignments, loops): not printed output
-    # ("x: 2" parses as an annotation and "array([1., 2.])" as a call: both are printed values)
+    if _is_program(b.text):
+        return False
     intro = last_paragraph(b.prose)
     if _EXPECTED_WORDS_RE.search(intro) or b.section.lower().startswith("expected"):
         return False

@@ -235,8 +235,9 @@ SMALLER_RE = Pattern(
 )
 
 # The author corrects their own script ("the script above had a typo, use this one", "here is
-# the corrected script", "I fixed the typo", "sorry, wrong snippet above, this is the right one"): the block below replaces it, even when the words
-# around it would read as a working variant ("try this one instead") or a fix (FIX_RE).
+# the corrected script", "I fixed the typo", "sorry, wrong snippet above, this is the right
+# one"): the block below replaces it, even when the words around it would read as a working
+# variant ("try this one instead") or a fix (FIX_RE).
 CORRECTED_RE = Pattern(
     r"\b(?:had|has|contained|contains) an? (?:typo|mistake|error|bug)\b[^\n]{0,80}?"
     r"\b(?:use|try|run) this (?:one|instead)\b|"

@@ -30,6 +30,7 @@ from bot.config import SandboxConfig
 from bot.errors import ReprobotError
 from bot.models import Issue, Repro, RunLimits, RunResult
 from bot.pipeline import conclude, plan
+from bot.runs import again_while_clean
 
 if TYPE_CHECKING:
     from bot.service import ScriptRunner
@@ -151,7 +152,7 @@ def evaluate_case(
     infra = ""
     if repro.found:
         try:
-            result = run(repro)
+            result = again_while_clean(run(repro), lambda: run(repro), the_plan.attempts)
             environment = probe() if probe is not None else {}
         except ReprobotError as e:  # our side failed: counted as infra-error, never the script's
             infra = str(e)

@@ -6,13 +6,17 @@ start the run as soon as the plan is known and load the rest while the script ru
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from bot import lazyre
 from bot.extract import extract_repro
 from bot.fragments import fragment_at_start, fragment_reason
 from bot.models import Issue, Repro
 from bot.needs import GPU_DEVICES, detect_needs, device_of_string, needs_from_text
 from bot.records import record
+from bot.runs import INTERMITTENT_RUNS
+from bot.vocabulary import INTERMITTENT_RE
 
 
 @record
@@ -20,13 +24,18 @@ class Plan:
     repro: Repro
     needs: tuple[str, ...]
     worker: str  # "cpu" | "gpu"
+    # Runs to make while they pass: more than one when the report says its failure is
+    # intermittent ("crashes in about half the runs"); see ``bot.runs.again_while_clean``.
+    attempts: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"repro": self.repro.to_dict(), "needs": list(self.needs), "worker": self.worker}
+        return {"repro": self.repro.to_dict(), "needs": list(self.needs), "worker": self.worker,
+                "attempts": self.attempts}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Plan:
-        return cls(Repro.from_dict(d["repro"]), tuple(d["needs"]), d["worker"])
+        return cls(Repro.from_dict(d["repro"]), tuple(d["needs"]), d["worker"],
+                   int(d.get("attempts") or 1))
 
 
 def worker_kind(needs: tuple[str, ...]) -> str:
@@ -51,4 +60,19 @@ def plan(issue: Issue) -> Plan:
         # Nothing to run: what the report itself says it needs (frameworks, build flags).
         own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]
         needs = needs_from_text("\n".join([issue.title, issue.body, *own]))
-    return Plan(repro=repro, needs=needs, worker=worker_kind(needs))
+    attempts = INTERMITTENT_RUNS if repro.found and says_intermittent(issue) else 1
+    return Plan(repro=repro, needs=needs, worker=worker_kind(needs), attempts=attempts)
+
+
+# A fenced block (code, logs): not the reporter's prose.
+_FENCED_RE = lazyre.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
+
+
+def says_intermittent(issue: Issue) -> bool:
+    """The reporter's prose (title, body, own comments; not code or logs) says the failure
+    comes only in some runs."""
+    own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]
+    for text in (issue.title, issue.body, *own):
+        if INTERMITTENT_RE.search(_FENCED_RE.sub("", text)):
+            return True
+    return False

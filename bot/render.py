@@ -37,6 +37,7 @@ from bot.labels import (
 )
 from bot.mdsafe import code_block, code_span, escape_text, prose, visible
 from bot.models import Outcome, Repro, Triage, Verdict
+from bot.runs import ran_clean
 
 __all__ = [
     "is_own_label",
@@ -293,8 +294,24 @@ def _body(t: Triage) -> list[str]:
                  or t.repro.cut_at):  # (a cut-off script's pass is why it is inconclusive)
         # e.g. the script loads a model file the issue does not include.
         out.append("Note: " + prose(note))
+    runs = _runs_line(t)
+    if runs:
+        out.append(runs)
     out.append(_run_line(t, signature if show_signature else ""))
     return out
+
+
+def _runs_line(t: Triage) -> str:
+    """How many runs were made, when the report's failure is intermittent and so more than one."""
+    run = t.run
+    if run is None or run.runs <= 1:
+        return ""
+    if ran_clean(run):
+        return (f"The report says the failure comes only sometimes: the script ran {run.runs} "
+                f"times and passed every time.")
+    passed = run.runs - 1
+    return (f"The report says the failure comes only sometimes: the script passed "
+            f"{passed} time{'s' if passed > 1 else ''} before this run failed (run {run.runs}).")
 
 
 # A script that checks its own result (so that a pass means the result is right).

@@ -7,11 +7,18 @@ re-exports both.
 
 from __future__ import annotations
 
-from bot.records import field_names, record
+from bot.records import field_names, record, replace
 
 TYPE_CHECKING = False  # typing's, without importing typing (5 ms): see bot/records.py
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+#: How many runs a report gets that says its failure comes only sometimes ("crashes randomly,
+#: about half the runs"): a run that passes is made again, up to this many in all.
+INTERMITTENT_RUNS = 5
+#: ...but no run is started once the runs so far took this long together.
+RERUN_BUDGET_S = 120.0
 
 
 @record
@@ -40,6 +47,9 @@ class RunResult:
     # Which limit cut the run, if any: "time" | "memory" | "processes" | "output" | "disk"
     limit_hit: str | None = None
     sandbox: str = ""  # backend that ran it: bwrap | docker | none
+    # How many runs were made (this is the last): more than one only for a report that says its
+    # failure is intermittent, where each run that passed was made again.
+    runs: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in field_names(self)}
@@ -47,3 +57,22 @@ class RunResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
         return cls(**d)
+
+
+def ran_clean(run: RunResult) -> bool:
+    """Exit 0, no signal, no limit: a run worth making again when the failure is intermittent."""
+    return (run.exit_code == 0 and run.signal is None and not run.timed_out
+            and run.limit_hit is None)
+
+
+def again_while_clean(first: RunResult, again: Callable[[], RunResult], attempts: int
+                      ) -> RunResult:
+    """``first``, or, while the runs pass and fewer than ``attempts`` were made (and they took
+    under :data:`RERUN_BUDGET_S`), the next run from ``again``: the first that fails, or the last
+    that passed, with ``runs`` saying how many were made."""
+    run, made, spent = first, 1, first.seconds
+    while made < attempts and ran_clean(run) and spent < RERUN_BUDGET_S:
+        run = again()
+        made += 1
+        spent += run.seconds
+    return replace(run, runs=made) if made > 1 else run

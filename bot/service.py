@@ -44,6 +44,7 @@ from bot.labels import MARKER, STATUS_QUEUED, STATUS_RUNNING
 from bot.models import Comment, Issue, Repro, RunResult
 from bot.pipeline import Plan, conclude, plan
 from bot.render import render_status
+from bot.runs import again_while_clean
 from bot.state import State
 
 log = logging.getLogger("reprobot.service")
@@ -323,6 +324,7 @@ def run_request(record: dict[str, Any], the_plan: Plan, build: str = "") -> dict
         "args": list(the_plan.repro.args),
         "needs": list(the_plan.needs),
         "gpu": the_plan.worker == "gpu",
+        "attempts": the_plan.attempts,
     }
 
 
@@ -520,13 +522,17 @@ def run_job(
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
             probe = pool.submit(runner.environment, python)
-            run = runner.run(
-                str(job["script"]),
-                python=python,
-                args=tuple(job.get("args") or ()),
-                gpu=bool(job.get("gpu")),
-                pass_env=pass_env,
-            )
+            def run_once() -> RunResult:
+                return runner.run(
+                    str(job["script"]),
+                    python=python,
+                    args=tuple(job.get("args") or ()),
+                    gpu=bool(job.get("gpu")),
+                    pass_env=pass_env,
+                )
+
+            # (a report of an intermittent failure: run again while it passes)
+            run = again_while_clean(run_once(), run_once, int(job.get("attempts") or 1))
             environment = probe.result()
     except InfraError as e:
         return {**base, "run": None, "environment": {}, "infra_error": str(e)}
@@ -549,4 +555,7 @@ def cache_key(job: dict[str, Any], build: BuildInfo | None) -> tuple[str, str, s
     args = tuple(job.get("args") or ())
     if args:  # the same script with other arguments is another run
         sha = hashlib.sha256((sha + "\0" + "\0".join(args)).encode()).hexdigest()
+    attempts = int(job.get("attempts") or 1)
+    if attempts > 1:  # runs made again while they pass: another result than one run's
+        sha = hashlib.sha256(f"{sha}\0attempts={attempts}".encode()).hexdigest()
     return sha, build.name, ident, "gpu" if job.get("gpu") else "cpu"

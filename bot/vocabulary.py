@@ -323,6 +323,26 @@ HANG_RE = lazyre.compile(
     r"|卡死|卡住|死循环|不返回|无响应|一直运行",
     re.IGNORECASE,
 )
+# A word for how a run ends ("crashes", "passes", "Segmentation fault"), for INTERMITTENT_RE.
+_OUTCOME_WORD = (r"(?:crash|segfault|segmentation|fail|hang|abort|pass|work|succeed|error|exception"
+                 r"|die|died|dies|finish|complete|reproduc|happen|\w*Error\b)")
+# A failure that comes only in some runs ("segfaults randomly", "flaky", "about half the runs",
+# "3 out of 10 runs", "not every time"): the report is run more than once while it passes.
+INTERMITTENT_RE = lazyre.compile(
+    r"\b(?:randomly|at random|intermittent(?:ly)?|flaky|flakily|sporadic(?:ally)?|occasionally"
+    r"|non-?deterministic(?:ally)?|from time to time|now and then|every (?:other|few) runs?"
+    r"|not (?:every time|each time|on every run|deterministic(?:ally)?)"
+    r"|only (?:some|sometimes|occasionally)\b"
+    # ("sometimes" / "not always" of the outcome, not of the input: "the rank is sometimes 0")
+    r"|(?:sometimes|not always)\b(?=[^\w.;:\n]+(?:\w+[^\w.;:\n]+){0,3}?" + _OUTCOME_WORD + ")"
+    r"|(?:half|a third|a quarter|\d{1,2}\s?%)(?: of)? (?:the |my |all )?"
+    r"(?:runs|times|time|attempts|executions)\b"
+    r"|\d{1,3} (?:out )?of (?:every )?\d{1,3} (?:runs|times|attempts|executions|tries)"
+    r"|(?:one|1) (?:time )?in (?:\d{1,3}|two|three|four|five|ten) (?:runs|times|attempts|tries))"
+    # the same in Chinese: "偶尔" (occasionally), "有时" (sometimes), "随机" (random), "时好时坏"
+    r"|偶尔|偶现|有时|随机|时好时坏",
+    re.IGNORECASE,
+)
 # A float32 subnormal as numpy prints it (below 1.18e-38: e-39 .. e-45): the fingerprint of
 # uninitialized memory read as float32 (no real computation in a repro prints one).
 SUBNORMAL_RE = lazyre.compile(r"(?<![\w.])[-+]?\d(?:\.\d+)?e-(?:39|4[0-5])(?![\d.])")

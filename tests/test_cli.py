@@ -387,3 +387,15 @@ def test_the_one_subcommand_parser_reads_like_the_whole_one(argv: list[str]) -> 
     assert {k: v for k, v in vars(one).items() if k != "func"} == \
         {k: v for k, v in vars(whole).items() if k != "func"}
     assert one.func is whole.func
+
+
+def test_an_intermittent_crash_is_run_again_while_it_passes(tmp_path: Path):
+    script = "import numpy as np\nimport tvm\nprint(tvm.runtime.tensor(np.zeros(3)).numpy())\n"
+    r = triage(tmp_path, issue("[Bug] take() segfaults randomly", script,
+                               "About half the runs die with `Segmentation fault (core dumped)`."))
+    assert r["outcome"] == "passed" and r["run"]["runs"] == 5
+    assert "ran 5 times and passed every time" in r["comment"]
+    crash = "import ctypes\nimport tvm\nctypes.string_at(8)\n"
+    r = triage(tmp_path, issue("[Bug] take() segfaults randomly", crash,
+                               "About half the runs die with `Segmentation fault (core dumped)`."))
+    assert r["outcome"] == "crash" and r["verdict"] == "reproduced" and r["run"]["runs"] == 1

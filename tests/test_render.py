@@ -399,3 +399,16 @@ def test_a_missing_package_is_named_once_above_the_fold() -> None:
     )
     assert before_details(c).count("onnxsim") == 1
     assert "a script without that package would let the bot check it" in c
+
+
+def test_the_runs_of_an_intermittent_report_are_counted_once() -> None:
+    crashed = RunResult(exit_code=None, signal=11, seconds=1.5, runs=3, sandbox="bwrap")
+    md = render_comment(triage(run=crashed))
+    assert "passed 2 times before this run failed (run 3)" in md
+    assert md.count("only sometimes") == 1
+    passed = RunResult(exit_code=0, signal=None, seconds=1.5, runs=5, sandbox="bwrap")
+    md = render_comment(triage(Outcome.PASSED, Verdict.NOT_REPRODUCED, run=passed, signature="",
+                               detail=""))
+    assert "ran 5 times and passed every time" in md
+    once = render_comment(triage())
+    assert "only sometimes" not in once and "times" not in before_details(once)

@@ -109,7 +109,8 @@ def test_queued_run_report_once(svc, fake_github: FakeGitHub):
     assert q == "cpu"
     # The run worker gets the script and nothing of the issue or GitHub.
     assert set(request) == {"job_id", "repo", "number", "script", "args", "needs", "gpu",
-                            "build", "slot", "force"}
+                            "build", "slot", "force", "attempts"}
+    assert request["attempts"] == 1
 
     result = run(s, request, notify=queue)
     (job_id, worker), _ = queue.take("reprobot.status")[0]
@@ -133,6 +134,24 @@ def test_queued_run_report_once(svc, fake_github: FakeGitHub):
     # The bot's own comment is not part of the issue the next extraction sees.
     issue = fetch_issue(s, REPO, n)
     assert all(MARKER not in cm.body for cm in issue.comments)
+
+
+@pytest.mark.tvm
+@pytest.mark.sandbox
+def test_an_intermittent_failure_is_run_again_while_it_passes(svc, fake_github: FakeGitHub):
+    s, queue = svc
+    passing = "import numpy as np\nimport tvm\nprint(tvm.runtime.tensor(np.ones(2)).numpy())\n"
+    body = ("It segfaults randomly, maybe 1 in 3 runs.\n\n"
+            f"{FENCE}python\n{passing}{FENCE}\n")
+    n = fake_github.add_issue(REPO, title="[Bug] tensor() crashes sometimes", body=body)
+    triage_issue(s, REPO, n, "opened")
+    ((request,), _) = queue.take("reprobot.run")[0]
+    assert request["attempts"] == 5
+    result = run(s, request)
+    assert result["run"]["exit_code"] == 0 and result["run"]["runs"] == 5
+    assert report(s, result)["outcome"] == "passed"
+    (c,) = bot_comments(fake_github, n)
+    assert "ran 5 times and passed every time" in c["body"]
 
 
 @pytest.mark.tvm

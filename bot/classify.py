@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from bot import lazyre
 from bot.api_changes import lookup, lookup_keyword, lookup_member
 from bot.fragments import (
     fragment_reason,
@@ -293,6 +294,39 @@ def account_for_shown_output(
         detail="The script ran to the end and printed the same output the report shows as "
         "the wrong result.",
         evidence=tuple(want[:5]),
+    )
+
+
+# The exception's class in front of a reported message ("TypeError: ..."), not part of what a
+# script that catches the error prints with ``print(err)``.
+_ERROR_CLASS_RE = lazyre.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s*")
+
+
+def account_for_caught_error(
+    cls: Classification, run: RunResult | None, script: str, reported: Reported | None
+) -> Classification:
+    """A run that passed because the script caught the error in its own ``try``/``except`` and
+    printed it: when what it printed holds the very message the report quotes, TVM failed the
+    way reported (exit 0 is the script's doing, not a pass)."""
+    if cls.outcome != Outcome.PASSED or run is None or reported is None:
+        return cls
+    if reported.outcome not in (Outcome.TVM_ERROR, Outcome.INTERNAL_ERROR):
+        return cls
+    if not re.search(r"^\s*except\b", script, re.M):
+        return cls
+    want = _squash_ws(_ERROR_CLASS_RE.sub("", reported.signature.strip()))
+    if len(want) < 12:
+        return cls
+    printed = [_squash_ws(x) for x in run.stdout_tail.split("\n") + run.stderr_tail.split("\n")]
+    if want not in " ".join(printed):
+        return cls
+    line = next((ln for ln in printed if ln and (ln in want or want in ln)), want)
+    return Classification(
+        reported.outcome,
+        signature=line[:200],
+        detail="The script caught the error in its own try/except and printed it, so it "
+        "exited 0; the message is the one the report quotes.",
+        evidence=(line[:200],),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from bot.builds import BuildInfo
 from bot.classify import (
     account_for_absent_device,
+    account_for_caught_error,
     account_for_import_only,
     account_for_shown_output,
     classify,
@@ -78,6 +79,7 @@ def conclude(
     cls = account_for_import_only(cls, repro.script, issue.title, reported,
                                   ran_as_command=repro.shape == "shell-wrapped")
     cls = account_for_shown_output(cls, run, repro.shown_output, reported)
+    cls = account_for_caught_error(cls, run, repro.script, reported)
     comparison = account_for_cut_script(compare(reported, cls), cls, repro.cut_at)
     verdict = comparison.verdict
     if cls.outcome == Outcome.INFRA_ERROR:

@@ -268,6 +268,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _tvm_diagnostics,
         _cut_python_traceback,
         _error_named_in_prose,
+        _error_quoted,
         _hang,
         _wrong_words,
         _assertion_named(repro),
@@ -735,6 +736,32 @@ def _error_named_in_prose(lines: list[_Line]) -> Reported | None:
             # its first clause: "O3 is not a known pipeline [and lists a couple of names]"
             subject = re.split(r",| and | but ", m.group(2))[0].strip(" -")
             return _error_line([_Line(f"{m.group(1)}: {subject}", "body")])
+    return None
+
+
+# A failure verb and the message it quotes, no exception class: "fails with 'Mismatched A.dtype
+# on argument #0'", "errors out saying \"Cannot find global function x\"".
+_ERROR_QUOTED_RE = lazyre.compile(
+    r"\b(?:fail(?:s|ed|ing)?|errors?(?: out)?|errored(?: out)?|throws?|threw|raises?|raised"
+    r"|complains?|complained|dies|died|aborts?|aborted|stops?|stopped)"
+    r"\s+(?:with|saying|says|:)\s+(?:(?:an?|the) (?:error|message|exception)\s+)?"
+    r"['\"`\u201c\u2018]([^'\"`\u201d\u2019\n]{12,160})['\"`\u201d\u2019]", re.I)
+
+
+def _error_quoted(lines: list[_Line]) -> Reported | None:
+    """A message quoted after a failure verb, without its exception class: TVM's error (its
+    own check when it says "Check failed"). Not code ("fails with `relax.build(mod)`")."""
+    for ln in lines:
+        if _under_expected(ln) or ln.fenced:
+            continue
+        for m in _ERROR_QUOTED_RE.finditer(ln.text):
+            msg = m.group(1).strip()
+            if (len(msg.split()) < 3 or re.match(r"[\w.]+\(|\w+\.\w|\w+ = ", msg)
+                    or _negated(ln.text, m.start())
+                    or _EXPECTING_RE.search(ln.text[:m.start()])):
+                continue
+            outcome = Outcome.INTERNAL_ERROR if "Check failed" in msg else Outcome.TVM_ERROR
+            return Reported(outcome, signature=msg, evidence=(ln.text.strip(),))
     return None
 
 

@@ -1190,6 +1190,44 @@ def test_a_passing_run_that_prints_what_the_report_calls_wrong(
     assert account_for_shown_output(classify(run), run, shown, reported).outcome == outcome
 
 
+_CATCHES = "try:\n    f(a, b)\nexcept Exception as err:\n    print(err)\n"
+_MISMATCH = Reported(Outcome.TVM_ERROR, "Mismatched A.dtype on argument #0")
+
+
+@pytest.mark.parametrize(
+    ("stdout", "script", "reported", "outcome"),
+    [
+        # the script caught the error and printed it: TVM failed as reported, exit 0 or not
+        ("call failed:\nMismatched A.dtype on argument #0 when calling:\n  expected float32\n",
+         _CATCHES, _MISMATCH, Outcome.TVM_ERROR),
+        # the reported class in front is not what print(err) shows
+        ("Check failed: (n > 0) is false: empty tile\n", _CATCHES,
+         Reported(Outcome.INTERNAL_ERROR, "InternalError: Check failed: (n > 0) is false: empty tile"),
+         Outcome.INTERNAL_ERROR),
+        # another message printed: a pass
+        ("call failed:\nsomething else entirely went wrong\n", _CATCHES, _MISMATCH, Outcome.PASSED),
+        # no try/except: the script printed the text itself, not a caught error
+        ("Mismatched A.dtype on argument #0\n", "print('Mismatched A.dtype on argument #0')\n",
+         _MISMATCH, Outcome.PASSED),
+        # a wrong-result report is another rule's (the printed values)
+        ("Mismatched A.dtype on argument #0\n", _CATCHES,
+         Reported(Outcome.WRONG_RESULT, "Mismatched A.dtype on argument #0"), Outcome.PASSED),
+        # too short to tell
+        ("bad dtype\n", _CATCHES, Reported(Outcome.TVM_ERROR, "bad dtype"), Outcome.PASSED),
+    ],
+)
+def test_a_passing_run_that_printed_the_reported_error_it_caught(
+    stdout: str, script: str, reported: Reported, outcome: Outcome
+) -> None:
+    from bot.classify import account_for_caught_error
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail=stdout)
+    got = account_for_caught_error(classify(run), run, script, reported)
+    assert got.outcome == outcome
+    if outcome != Outcome.PASSED:
+        assert compare(reported, got).verdict.value == "reproduced"
+
+
 def test_imports_the_reporter_ran_as_a_command_are_their_repro() -> None:
     from bot.classify import account_for_import_only
 

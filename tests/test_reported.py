@@ -448,7 +448,31 @@ TABLE = [
         Outcome.TVM_ERROR,
         "ValueError: Concat expects the same shape on every other axis",
     ),
+    (  # a message quoted after a failure verb, no exception class, in the title
+        "Compiled TE function fails with 'Mismatched A.dtype on argument #0' though dtypes match",
+        "I don't understand what is mismatched.",
+        Outcome.TVM_ERROR,
+        "Mismatched A.dtype on argument #0",
+    ),
+    (  # ... or in the text, a check's own words
+        "tile fails",
+        'The build errors out saying "Check failed: (extent > 0) is false: bad tile" every time.',
+        Outcome.INTERNAL_ERROR,
+        "Check failed: (extent > 0) is false",
+    ),
 ]
+
+
+@pytest.mark.parametrize("text", [
+    "It fails with `relax.build(mod)` but not with `tvm.compile(mod)`.",  # code, not a message
+    "It fails with 'ok' only.",  # too short to be a message
+    "I expected it to fail with 'Cannot find the loop in the block' instead.",
+    "It does not fail with 'Cannot find the loop in the block' any more.",
+])
+def test_a_quoted_text_after_a_failure_verb_that_is_no_message(text: str) -> None:
+    got = parse_reported(Issue(title="t", body=body(text), author="alice"), REPRO)
+    assert got is None or "loop in the block" not in got.signature and got.signature not in (
+        "relax.build(mod)", "ok"), got
 
 
 @pytest.mark.parametrize("text", [

@@ -258,6 +258,11 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
                 f"{_article(cls.outcome.value)} {cls.outcome.value} run says nothing about the reported problem",
             ),
         )
+    if cls.outcome == Outcome.PASSED and reported is not None and reported.about_speed:
+        return Comparison(
+            Verdict.INCONCLUSIVE,
+            (*ev, "the report is about speed, which one run on a shared worker cannot judge"),
+        )
     if cls.outcome == Outcome.PASSED and rep_outcome == Outcome.PASSED:
         # "TVM should reject this but accepts it", "only a warning", "the IR looks inefficient":
         # the reporter saw it run to the end, and so does the run.

@@ -204,12 +204,18 @@ class Reported:
     outcome: Outcome | None
     signature: str = ""
     evidence: tuple[str, ...] = ()
+    # It ran to the end for the reporter, and the complaint is its speed ("40x slower than
+    # numpy"): one run on a shared worker cannot confirm or refute that.
+    about_speed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "outcome": self.outcome.value if self.outcome else None,
             "signature": self.signature,
         }
+        if self.about_speed:
+            out["about_speed"] = True
+        return out
 
 
 @record

@@ -269,6 +269,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _cut_python_traceback,
         _error_named_in_prose,
         _error_quoted,
+        _error_said,
         _hang,
         _wrong_words,
         _assertion_named(repro),
@@ -380,7 +381,8 @@ def _traceback_pasted_without_crash(lines: list[_Line]) -> bool:
 def _internal(lines: list[_Line]) -> Reported | None:
     for ln in _body_first(lines):  # the check as pasted, before a title's words about it
         m = CHECK_FAILED_RE.search(ln.text)
-        if m:
+        if m and not (not ln.fenced and _COMPARISON_RE.search(ln.text[:m.start()])):
+            # (not another op's check quoted "for comparison" in a sentence)
             return Reported(
                 Outcome.INTERNAL_ERROR, signature=m.group(0).strip(), evidence=(ln.text.strip(),)
             )
@@ -403,6 +405,12 @@ def _mismatched(lines: list[_Line]) -> Reported | None:
                 )
     return None
 
+
+# Between two pasted errors: the later one is what the reporter is at now.
+_MOVED_ON_RE = lazyre.compile(
+    r"\bnow (?:it(?:'s| is)|i get|i got|i see|it (?:gives|fails|says|raises|throws|shows))\b"
+    r"|\b(?:this|that) (?:one )?instead\b|\bafter (?:fixing|adding|changing|that|this)\b"
+    r"|\bthen i (?:get|got|hit|see|saw)\b|\bnext (?:error|problem)\b", re.I)
 
 # A message cut mid-phrase by a line wrap.
 _WRAPPED_TAIL_RE = lazyre.compile(r"\b(?:has|have|has no|is|not|of|to|the|a|named|from|for|in)$")
@@ -448,7 +456,11 @@ def _error_line(lines: list[_Line]) -> Reported | None:
             hit = (m["type"], msg, m["line"].strip(), i)
         elif d:
             hit = ("DiagnosticError", d["msg"].strip(), d["msg"].strip(), i)
-    if first_report is not None and lines[first_report[3]].where == "body":
+    if (first_report is not None and hit is not None and lines[first_report[3]].where == "body"
+            and not any(not ln.fenced and _MOVED_ON_RE.search(ln.text)
+                        for ln in lines[first_report[3] + 1:hit[3]])):
+        # (unless the reporter says the later one came after the first was dealt with: "I
+        # added the .astype and now it's this instead")
         hit = first_report
     if hit is None:
         return None
@@ -732,7 +744,8 @@ def _error_named_in_prose(lines: list[_Line]) -> Reported | None:
             continue
         text = ln.text.replace("`", "").replace("*", "")
         m = _ERROR_ABOUT_RE.search(text)
-        if m and not _negated(text, m.start()) and not _EXPECTING_RE.search(text[:m.start()]):
+        if (m and not _negated(text, m.start()) and not _EXPECTING_RE.search(text[:m.start()])
+                and not _WORKED_AROUND_RE.match(text[m.start():])):
             # its first clause: "O3 is not a known pipeline [and lists a couple of names]"
             subject = re.split(r",| and | but ", m.group(2))[0].strip(" -")
             return _error_line([_Line(f"{m.group(1)}: {subject}", "body")])
@@ -764,6 +777,36 @@ def _error_quoted(lines: list[_Line]) -> Reported | None:
             return Reported(outcome, signature=msg, evidence=(ln.text.strip(),))
     return None
 
+
+# An error paraphrased with no class and no quote: "it give error when parse the module, it say
+# something like the dtype is not same for both side".
+_ERROR_SAID_RE = lazyre.compile(
+    r"\b(?:gives?|gave|throws?|threw|raises?|raised|shows?|showed|gets?|got|hits?|an?)\s+"
+    r"(?:me\s+)?(?:an?\s+|the\s+|some\s+)?(?:\w+\s+)?errors?\b[^.;]{0,80}?"
+    r"\b(?:says?|said|saying)\s+(?:something\s+)?(?:like\s+|that\s+)?([^.;:()]{3,120})", re.I)
+
+
+def _error_said(lines: list[_Line]) -> Reported | None:
+    """An error the reporter saw and only paraphrases: its words are the signature."""
+    for ln in _body_first(lines):
+        if ln.fenced or _expectation(ln):
+            continue
+        text = ln.text.replace("`", "").replace("*", "")
+        m = _ERROR_SAID_RE.search(text)
+        clause = text[:m.start()].rsplit(",", 1)[-1] if m else ""  # ("it is not work, it give error")
+        if m and not NEGATION_RE.search(clause) and not _EXPECTING_RE.search(clause):
+            subject = re.split(r",| and | but ", m.group(1))[0].strip(" -")
+            if len(subject.split()) >= 2:
+                return Reported(Outcome.TVM_ERROR, signature=f"error: {subject}",
+                                evidence=(ln.text.strip(),))
+    return None
+
+
+# What the reporter did about an error they mention: then it is not what the repro shows ("a
+# ValueError about the target string, so I dropped it and the numbers above are with llvm").
+_WORKED_AROUND_RE = lazyre.compile(
+    r"[^.;]*?\bso (?:I|we) (?:just )?(?:dropped|removed|changed|switched|replaced|used|went with"
+    r"|worked around|fixed)\b", re.I)
 
 # "I expected a ValueError about ...": what should have happened, not what did.
 _EXPECTING_RE = lazyre.compile(
@@ -834,7 +877,7 @@ def _refusal_as_title(lines: list[_Line]) -> Reported | None:
 
 def _generic_failure(lines: list[_Line]) -> Reported | None:
     for ln in _body_first(lines):
-        if ln.text.strip().lower().startswith(("expected", "what you were expecting")):
+        if _expectation(ln):
             continue
         for m in GENERIC_FAIL_RE.finditer(ln.text):
             if _negated(ln.text, m.start()) or _EXPECTING_RE.search(ln.text[:m.start()]):
@@ -876,15 +919,33 @@ def _failure_words(lines: list[_Line]) -> bool:
     return False
 
 
+# A complaint about speed: "[Perf]", "40x slower than numpy", "the performance is bad".
+_SPEED_RE = lazyre.compile(
+    r"^\s*\[perf(?:ormance)?\]|\bslower\b|\bperformance (?:is|was|gap|regression|issue|problem)"
+    r"|\b(?:bad|poor|low|terrible) (?:performance|throughput|latency)\b|\bslow(?:ness|down)\b"
+    r"|\bspeed ?up\b|\bnot (?:as |so )?fast\b", re.I)
+
+
+def _speed(lines: list[_Line]) -> _Line | None:
+    """The reporter's words (title or prose, not a log) that complain about speed."""
+    return next((ln for ln in lines if not ln.fenced and not _expectation(ln)
+                 and _SPEED_RE.search(ln.text)), None)
+
+
 def _passed(issue: Issue, lines: list[_Line], *, with_script: bool) -> Reported | None:
     if _failure_words(lines):
         return None
+    speed = _speed(lines) if with_script else None
     for ln in lines:
         if _expectation(ln):
             continue
         for sentence in re.split(r"(?<=[.!?;])\s+", ln.text):
             if PASSED_RE.search(sentence) and not ELSEWHEN_RE.search(sentence):
-                return Reported(Outcome.PASSED, signature="", evidence=(ln.text.strip(),))
+                return Reported(Outcome.PASSED, signature="", evidence=(ln.text.strip(),),
+                                about_speed=speed is not None)
+    if speed is not None:  # it ran, and too slowly
+        return Reported(Outcome.PASSED, signature="", evidence=(speed.text.strip(),),
+                        about_speed=True)
     if with_script and QUESTION_TITLE_RE.search(issue.title):
         # a question about a script that runs ("Why is the loop split twice?"); a question
         # with no script ("Unity AOT support?") reports no run at all

@@ -365,7 +365,9 @@ MACHINE_CRASH_RE = lazyre.compile(
 )
 NEGATION_RE = lazyre.compile(
     # (within its clause: "no error, but the output is all zeros" negates only the error)
-    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b(?:(?!\bbut\b)[^.;:]){0,30}$",
+    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b(?:(?!\bbut\b)[^.;:]){0,30}$"
+    # the same in Chinese: "没有报错, 也没有 segfault" (no error, and no segfault either)
+    r"|(?:没有|没|不是|并非|不会)(?:(?!但)[^。；：.;:,，]){0,12}$",
     re.IGNORECASE
 )
 
@@ -428,8 +430,15 @@ REPORTED_WRONG_RE = lazyre.compile(
     # "well_formed says False after copying main" (a check's answer, not "should return True")
     r"|\b(?:returns|returned|says|said|gives|gave|prints|printed|reports|reported)\s+`?"
     r"(?:False|True)\b`?(?!\s+(?:as expected|correctly|like it should)\b)"
-    # "the mean is way off", "max abs diff 0.5 vs numpy"
-    r"|\b(?:way|completely|totally|wildly|badly) off\b"
+    # "the mean is way off", "off by 3 million", "max abs diff 0.5 vs numpy"
+    r"|\b(?:way|completely|totally|wildly|badly) off\b|\boff by (?:about |~)?\d"
+    # "the sum gets stuck at 16777216" (a value that stops growing)
+    r"|\b(?:gets?|got|is|stays?) stuck at [-+~]?\d"
+    # "numpy gets the right answer" (and TVM does not)
+    r"|\b(?:numpy|np|torch|pytorch|onnx ?runtime|ort|reference) (?:gets?|gives?|returns?|computes?)"
+    r" the (?:right|correct|expected) (?:answer|result|values?|output)\b"
+    # the same in Chinese: "结果不对" (the result is wrong), "对不上" (does not match), "不一致"
+    r"|结果不对|结果错|结果有误|错误的结果|结果不一样|结果不同|对不上|不一致|算错"
     r"|\bmax(?:imum)?\.? abs(?:olute)?\.? (?:diff|difference|error|err)\b(?:[^.\n]|\.(?=\d)){0,40}"
     r"\b(?:vs\.?|versus|against|compared (?:to|with)|from)\s+(?:the )?(?:numpy|np|torch|pytorch|"
     r"onnx ?runtime|ort|reference|expected)\b",
@@ -451,6 +460,11 @@ PASSED_RE = lazyre.compile(
     r"\b(?:works?|worked|working|runs?|ran) (?:fine|well|correctly|as expected|properly|ok)\b"
     r"|\bno (?:errors?|exceptions?|problems?|crash(?:es)?)\b|\bwithout (?:any )?(?:errors?|problems?)\b"
     r"|\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\bpasses\b"
+    # "The result is correct (matches np.add.at), but compiling prints a warning"
+    r"|\b(?:the )?(?:results?|outputs?|values?|numbers?|answers?) (?:is|are|looks?|seems?) "
+    r"(?:(?:all |still )?(?:correct|right))\b"
+    # "TVM silently accepts it", "accepts the invalid axis without an error"
+    r"|\bsilently accept(?:s|ed)?\b|\baccept(?:s|ed)? [^.;]{0,60}\bwithout (?:an? |any )?(?:error|complaint|warning)"
     # "That's all it prints" (above: a warning), "only a warning", "just warnings"
     r"|\bthat'?s all it (?:prints|shows|outputs|says)\b"
     r"|\b(?:only|just) (?:(?:prints?|shows?|gives?|emits?|logs?) )?(?:a |the |this |some )?warnings?\b"

@@ -468,6 +468,7 @@ TABLE = [
     "It fails with 'ok' only.",  # too short to be a message
     "I expected it to fail with 'Cannot find the loop in the block' instead.",
     "It does not fail with 'Cannot find the loop in the block' any more.",
+    "I would expect it to give an error that says the loop in the block is missing.",
 ])
 def test_a_quoted_text_after_a_failure_verb_that_is_no_message(text: str) -> None:
     got = parse_reported(Issue(title="t", body=body(text), author="alice"), REPRO)
@@ -1099,3 +1100,71 @@ def test_a_one_frame_traceback_is_the_reporters_own_error_only_when_numpy_raised
     got = parse_reported(Issue(title="[Regression] dtype", body=body(text), author="alice"),
                          REPRO)
     assert got is not None and got.outcome == outcome, got
+
+
+# (title, text after the repro, the outcome the reporter saw)
+SEEN_THIS_SESSION = [
+    # a value that stops growing, a reference that gets it right, a gap in numbers
+    ("te.sum of 20M ones returns 16777216",
+     "Summing a big float32 vector with te.sum gets stuck at 16777216.", Outcome.WRONG_RESULT),
+    ("te.sum of ones", "numpy gets the right answer, TVM is off by 3 million.",
+     Outcome.WRONG_RESULT),
+    # Chinese: "no error and no segfault either, just the result is wrong"
+    ("gather_elements 负数 index", "没有报错, 也没有 segfault, 就是结果错了。", Outcome.WRONG_RESULT),
+    ("depthwise conv2d 结果不对", "depthwise conv 的结果和 pytorch 对不上。", Outcome.WRONG_RESULT),
+    # it ran: a correct result with a warning, input that should be refused
+    ("Warning when compiling index_put",
+     "The result is correct (matches `np.add.at`), but compiling prints a warning.",
+     Outcome.PASSED),
+    ("reverse_sequence silently accepts seq_lengths larger than the axis",
+     "### Expected behavior\n\nIt should be rejected: onnxruntime raises for this input.\n\n"
+     "### Actual behavior\n\nNo error, no warning.", Outcome.PASSED),
+    # an error of a variant the reporter gave up, then the repro runs and is slow
+    ("[Perf] matmul 40x slower than numpy",
+     "Results are correct. I first had another target but that gives a ValueError about the "
+     "target string, so I dropped it.", Outcome.PASSED),
+    # an error paraphrased, no class, no quote
+    ("R.where int and float input error",
+     "In relax R.where it is not work, it give error when parse the module, it say something "
+     "like the dtype is not same for both side (int64 and float32).", Outcome.TVM_ERROR),
+    # another op's check quoted for comparison, in a sentence; the script's own assert failed
+    ("depth_to_space accepts 8 channels",
+     "```\nAssertionError: no error raised, got shape (1, 1, 8, 8)\n```\n\nFor comparison "
+     "`R.nn.pixel_shuffle` refuses it with `Check failed: c % r == 0 (2 vs. 0) : Number of "
+     "input channels must be divisible`.", Outcome.WRONG_RESULT),
+]
+
+
+@pytest.mark.parametrize(("title", "text", "outcome"), SEEN_THIS_SESSION)
+def test_more_ways_reporters_say_what_happened(title: str, text: str, outcome: Outcome) -> None:
+    got = parse_reported(Issue(title=title, body=body(text), author="a"), REPRO)
+    assert got is not None and got.outcome == outcome, got
+
+
+def test_a_complaint_about_speed_is_a_run_that_passed_and_cannot_be_judged() -> None:
+    from bot.compare import compare
+    from bot.models import Classification, Verdict
+
+    slow = parse_reported(Issue(title="[Perf] relax matmul ~40x slower than numpy on CPU",
+                                body=body("Not a crash, results are correct."), author="a"), REPRO)
+    assert slow is not None and slow.outcome == Outcome.PASSED and slow.about_speed
+    assert compare(slow, Classification(Outcome.PASSED)).verdict == Verdict.INCONCLUSIVE
+    warning = parse_reported(Issue(title="Only a warning", body=body("It only prints a warning."),
+                                   author="a"), REPRO)
+    assert warning is not None and not warning.about_speed
+    assert compare(warning, Classification(Outcome.PASSED)).verdict == Verdict.REPRODUCED
+
+
+@pytest.mark.parametrize(("between", "sig"), [
+    # the reporter dealt with the first error and shows the next one
+    ("ok fair, my activations were float32. I added the astype and now it's this instead:",
+     "ValueError: Mismatched W.strides"),
+    # two errors with nothing saying which came after: the first report counts
+    ("And in another script:", "TypeError: Mismatched A.dtype"),
+])
+def test_of_two_pasted_errors_the_one_the_reporter_moved_on_to(between: str, sig: str) -> None:
+    text = ("```\nTypeError: Mismatched A.dtype on argument #0 when calling:\n```\n\n"
+            f"{between}\n\n```\nTraceback (most recent call last):\n  File \"r.py\", line 3\n"
+            "ValueError: Mismatched W.strides on argument #1 when calling:\n```\n")
+    got = parse_reported(Issue(title="dense kernel call fails", body=text, author="a"), REPRO)
+    assert got is not None and got.signature.startswith(sig), got

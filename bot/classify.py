@@ -739,6 +739,18 @@ def _classify_error(
         if stale is not None:
             return _api_mismatch(err, stale, ev)
 
+    # TVM's deprecation warning, raised as an error because the script turns warnings into
+    # errors (``warnings.simplefilter("error")``): the script uses an API on its way out.
+    if short.endswith("Warning") and "deprecat" in err.message.lower() and (
+            raised_in_tvm(err) or "tvm" in err.message):
+        return Classification(
+            Outcome.API_MISMATCH,
+            signature=signature,
+            detail="TVM deprecated what the script uses, and the script turns warnings into "
+            "errors: " + normalize_paths(err.message.strip())[:300],
+            evidence=ev,
+        )
+
     # TVM says the form the script uses is gone (a removed target-string form, a dropped
     # argument): another TVM API, not a bug in this one.
     if REMOVED_FORM_RE.search(err.message) and (
@@ -840,6 +852,18 @@ def _classify_error(
             evidence=(*ev, normalize_paths(wrapped.header)),
         )
 
+    # 6c. The script's own ``except`` block failed (``print(e.msg)``) while handling a TVM error:
+    # TVM's failure is what happened; the handler's slip came after it.
+    handled = _handler_failed_on_tvm_error(err, run, frame)
+    if handled is not None:
+        internal = handled.short_type == "InternalError" or "Check failed" in handled.text
+        return Classification(
+            Outcome.INTERNAL_ERROR if internal else Outcome.TVM_ERROR,
+            signature=normalize_paths(handled.header.strip())[:300],
+            detail=f"TVM raised this; then the script's own error handler failed with {signature}",
+            evidence=(normalize_paths(handled.header), *ev),
+        )
+
     # 7. The script's own code.
     return Classification(
         Outcome.PYTHON_ERROR,
@@ -858,6 +882,25 @@ def _reraised_tvm_error(err: PyError, run: RunResult, frame: Frame | None) -> Py
     before the last is raised in TVM."""
     if frame is None or not err.frames or err.frames[-1] is not frame or \
             not frame.source.startswith("raise"):
+        return None
+    causes = _chained_causes(run)
+    if not causes:
+        return None
+    cause = causes[0]
+    if is_tvm_name(cause.type) or cause.short_type in TVM_ERROR_TYPES or raised_in_tvm(cause) \
+            or "Check failed" in cause.text:
+        return cause
+    return None
+
+
+def _handler_failed_on_tvm_error(err: PyError, run: RunResult, frame: Frame | None
+                                 ) -> PyError | None:
+    """The TVM error the script's ``except`` block was handling when the block's own code
+    failed ("During handling of the above exception, another exception occurred")."""
+    if frame is None or not err.frames or err.frames[-1] is not frame:
+        return None
+    if not any("During handling of the above exception" in t
+               for t in (run.stderr_tail, run.stdout_tail)):
         return None
     causes = _chained_causes(run)
     if not causes:

@@ -406,6 +406,17 @@ def _mismatched(lines: list[_Line]) -> Reported | None:
     return None
 
 
+# What an except block's own slip raises ("print(e.msg)": AttributeError).
+_HANDLER_SLIPS = frozenset({"AttributeError", "NameError", "TypeError", "KeyError", "IndexError",
+                            "UnboundLocalError"})
+
+
+def _tvm_raised(hit: tuple[str, str, str, int]) -> bool:
+    etype, msg = hit[0], hit[1]
+    return (etype.startswith("tvm.") or etype.rsplit(".", 1)[-1] in TVM_ERROR_TYPES | {
+        "InternalError"} or "Check failed" in msg)
+
+
 # Between two pasted errors: the later one is what the reporter is at now.
 _MOVED_ON_RE = lazyre.compile(
     r"\bnow (?:it(?:'s| is)|i get|i got|i see|it (?:gives|fails|says|raises|throws|shows))\b"
@@ -430,11 +441,13 @@ def _error_line(lines: list[_Line]) -> Reported | None:
     first_report: tuple[str, str, str, int] | None = None
     new_report = False
     chained = False
+    handling: tuple[str, str, str, int] | None = None  # the error an except block was handling
     for i, ln in enumerate(lines):
         if ln.where == "title" or _under_expected(ln):
             continue  # (under "Expected behavior": the error that should have been raised)
         if _CHAIN_RE.search(ln.text):
             chained = True
+            handling = hit if "During handling" in ln.text else None
             continue
         if _TB_HEAD_RE.match(ln.text):
             if hit is not None and not chained:
@@ -462,6 +475,11 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         # (unless the reporter says the later one came after the first was dealt with: "I
         # added the .astype and now it's this instead")
         hit = first_report
+    if (handling is not None and hit is not None and hit[3] > handling[3]
+            and hit[0].rsplit(".", 1)[-1] in _HANDLER_SLIPS and _tvm_raised(handling)):
+        # The script's own except block slipped ("print(e.msg)") while handling TVM's error:
+        # TVM's error is what happened (as bot.classify reads a run).
+        hit = handling
     if hit is None:
         return None
     etype, msg, line, index = hit

@@ -583,6 +583,56 @@ def test_a_cuda_compile_error_on_a_cpu_worker_is_still_a_tvm_failure() -> None:
     assert cls.outcome == Outcome.INTERNAL_ERROR
 
 
+@pytest.mark.parametrize(("where", "outcome"), [
+    # TVM's own deprecation warning, raised because the script made warnings errors
+    ("/x/site-packages/tvm/driver/build_module.py", Outcome.API_MISMATCH),
+    # the script's own (or numpy's) deprecation is not a TVM API change
+    ("/x/site-packages/numpy/core/numeric.py", Outcome.PYTHON_ERROR),
+])
+def test_a_deprecation_warning_raised_as_an_error(where: str, outcome: Outcome) -> None:
+    msg = ("build is deprecated. Use `tvm.compile` instead." if "tvm" in where
+           else "alltrue is deprecated. Use all instead.")
+    run = _run(
+        stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 9, in <module>\n'
+        "    f = api(s)\n"
+        f'  File "{where}", line 40, in api\n'
+        "    warnings.warn(msg, DeprecationWarning)\n"
+        f"DeprecationWarning: {msg}\n"
+    )
+    assert classify(run).outcome == outcome
+
+
+_SCHEDULE_ERROR = (
+    'Traceback (most recent call last):\n  File "/w/repro.py", line 9, in <module>\n'
+    "    sch.cache_inplace(block, 0, 'global')\n"
+    '  File "/x/site-packages/tvm/s_tir/schedule/schedule.py", line 80, in cache_inplace\n'
+    "    return _ffi_api.ScheduleCacheInplace(self, block, idx, scope)\n"
+    "tvm.s_tir.schedule.schedule.ScheduleError: ScheduleError: An error occurred in the "
+    "schedule primitive 'cache-buffer'.\n\n")
+
+
+@pytest.mark.parametrize(("between", "last", "outcome"), [
+    # the script's except block slipped while handling TVM's error: TVM's error happened
+    ("During handling of the above exception, another exception occurred:",
+     '  File "/w/repro.py", line 11, in <module>\n    print(e.msg)\n'
+     "AttributeError: 'ScheduleError' object has no attribute 'msg'\n", Outcome.TVM_ERROR),
+    # ...not when the last error is raised inside a library the handler called
+    ("During handling of the above exception, another exception occurred:",
+     '  File "/w/repro.py", line 11, in <module>\n    np.save(path, x)\n'
+     '  File "/x/site-packages/numpy/lib/npyio.py", line 5, in save\n    open(f)\n'
+     "FileNotFoundError: no such dir\n", Outcome.PYTHON_ERROR),
+])
+def test_an_except_block_that_fails_while_handling_a_tvm_error(
+        between: str, last: str, outcome: Outcome) -> None:
+    run = _run(stderr_tail=_SCHEDULE_ERROR + between + "\n\nTraceback (most recent call last):\n"
+               + last)
+    cls = classify(run, script="try:\n    sch.cache_inplace(block, 0, 'global')\nexcept "
+                   "Exception as e:\n    print(e.msg)\n")
+    assert cls.outcome == outcome, cls
+    if outcome == Outcome.TVM_ERROR:
+        assert cls.signature.startswith("tvm.s_tir.schedule.schedule.ScheduleError")
+
+
 def test_exception_line_is_found_before_trailing_log_lines() -> None:
     run = _run(
         stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 7, in <module>\n'

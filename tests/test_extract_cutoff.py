@@ -7,7 +7,7 @@ import pytest
 from bot.compare import account_for_cut_script, compare
 from bot.extract import extract_repro
 from bot.extract.cutoff import MAX_TRIES, cut_tail
-from bot.models import Classification, Issue, Outcome, Reported, Verdict
+from bot.models import Classification, Comment, Issue, Outcome, Reported, Verdict
 
 HEAD = "import numpy as np\nimport tvm\nx = np.ones(3)\n"
 
@@ -92,3 +92,14 @@ def test_a_broken_block_that_is_not_cut_is_not_taken_for_a_cut_one() -> None:
     body = "```\nimport tvm\nx = = 1\nprint(x)\n```\n"
     repro = extract_repro(Issue("[Bug] x", body, author="a"))
     assert repro.cut_at == 0
+
+
+def test_a_cut_script_from_someone_elses_comment_is_cut_too() -> None:
+    """The reporter has only a fragment; a commenter posts the minimal example, and the stored
+    copy ends inside a call: it runs up to its last complete statement, like the author's own."""
+    cut = HEAD + "def compile_it(ic):\n    y = tvm.relax.op.nn.conv2d(\n        x,\n        kern\n"
+    issue = Issue("[Bug] segfault in conv2d", "It segfaults in `compile_it(ic=16)`.", author="a",
+                  comments=(Comment("b", "Here is a minimal example which still causes the "
+                                    "segmentation fault:\n\n```\n" + cut + "```\n"),))
+    repro = extract_repro(issue)
+    assert repro.found and repro.script == HEAD and repro.cut_at == 4

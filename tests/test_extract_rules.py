@@ -37,6 +37,20 @@ ROWS: list[tuple[str, Issue, str | None]] = [
                                       author="a"), "import tvm\nprint(tvm.__version__)\n"),
 ]
 
+# indented-excerpt-shown: printed IR cut out of the script's output, and what it should be.
+_IR = ("        for i in T.serial(4):\n            with T.sblock(\"B\"):\n"
+       "                B[i] = T.if_then_else(i < 4, A[i], T.float32(0.0))\n")
+ROWS += [
+    ("indented-excerpt-shown", Issue("x", F + "python\n" + SCRIPT + F + "\n\nWhat I get (relevant "
+                                     "part):\n\n" + F + "\n" + _IR + F + "\n\nWhat I expected:\n\n"
+                                     + F + "\n                B[i] = A[i]\n" + F + "\n",
+                                     author="a"), SCRIPT),
+    # a block that goes on with the script, introduced as the next step, is taken
+    ("take: indented-excerpt-shown", Issue("x", F + "python\n" + SCRIPT + F + "\n\nThen:\n\n" + F
+                                           + "python\nprint(A)\n" + F + "\n", author="a"),
+     SCRIPT + "print(A)\n"),
+]
+
 # Miss 3: a script quoted in the author's comment (a re-post of someone's script) that the
 # author says fails for them too is the repro; a quoted suggestion that "works" is not.
 _ASKED = ("Could you try this smaller case?\n\n" + F + "python\n" + SCRIPT + F + "\n")

@@ -1168,3 +1168,15 @@ def test_of_two_pasted_errors_the_one_the_reporter_moved_on_to(between: str, sig
             "ValueError: Mismatched W.strides on argument #1 when calling:\n```\n")
     got = parse_reported(Issue(title="dense kernel call fails", body=text, author="a"), REPRO)
     assert got is not None and got.signature.startswith(sig), got
+
+
+def test_an_except_block_that_slipped_while_handling_a_tvm_error_is_tvms_error() -> None:
+    text = ("```\nTraceback (most recent call last):\n  File \"r.py\", line 9, in <module>\n"
+            "tvm.s_tir.schedule.schedule.ScheduleError: ScheduleError: An error occurred in the "
+            "schedule primitive 'cache-buffer'.\n\nDuring handling of the above exception, "
+            "another exception occurred:\n\nTraceback (most recent call last):\n"
+            "  File \"r.py\", line 11, in <module>\n"
+            "AttributeError: 'ScheduleError' object has no attribute 'msg'\n```\n")
+    got = parse_reported(Issue(title="cache_inplace fails", body=text, author="a"), REPRO)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR, got
+    assert "cache-buffer" in got.signature

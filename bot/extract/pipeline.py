@@ -176,7 +176,7 @@ def extract_repro(issue: Issue) -> Repro:
                 held_back = sentence_around(src.text, m.start(), m.end())
 
     if fallback is not None:
-        return with_file_note(with_args(fallback, all_author_text))
+        return with_cut_tail(with_file_note(with_args(fallback, all_author_text)))
 
     for name, raw in others:
         if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)) or \
@@ -185,7 +185,7 @@ def extract_repro(issue: Issue) -> Repro:
         other = read_source(name, raw, by_author=False)
         repro, _ = from_blocks(other, own_blocks(other))
         if repro is not None:
-            return with_file_note(repro)
+            return with_cut_tail(with_file_note(repro))
 
     repro = shell_dash_c(normalise(issue.title), "title")
     if repro is not None:

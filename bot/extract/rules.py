@@ -53,6 +53,21 @@ def _environment_probe(c: Code, seen: Seen) -> bool:
     )
 
 
+# "What I get (relevant part):", "What I expected:", "Output:": what follows is shown, not run.
+_SHOWN_INTRO_RE = lazyre.compile(
+    r"\b(?:what (?:i|we|it) (?:get|got|see|saw|expect\w*|want\w*|gives?|prints?)|i (?:get|got|see)"
+    r"|outputs?|prints?|printed|expected|should (?:be|look like)|instead)\b[^\n]{0,60}:\s*$",
+    re.I)
+
+
+def _indented_excerpt_shown(c: Code, seen: Seen) -> bool:
+    """An excerpt that starts indented (cut out of printed IR), presented as what the script
+    above gave or should give: no program starts indented."""
+    first = next((ln for ln in c.block.text.split("\n") if ln.strip()), "")
+    return (seen.script_above and first[:1] in (" ", "\t")
+            and bool(_SHOWN_INTRO_RE.search(block_intro(c.block.prose))))
+
+
 BLOCK_RULES: tuple[Rule, ...] = (
     Rule("printed-output", _printed_output,
          "a block of printed values (array(...), tensor(...)), not a program", printed=True),
@@ -60,6 +75,8 @@ BLOCK_RULES: tuple[Rule, ...] = (
          "values printed by the script above it"),
     Rule("environment-probe", _environment_probe,
          "a version print shown as the environment, not the problem"),
+    Rule("indented-excerpt-shown", _indented_excerpt_shown,
+         "an indented excerpt of what the script above prints (or should print)"),
 )
 
 

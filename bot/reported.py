@@ -502,6 +502,8 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         flat = " ".join(msg.split())  # a message wrapped over lines
         am = MODULE_ATTR_RE.search(flat)
         if am and is_tvm_name(am.group(1)):
+            if _tvm_code_lacks_its_own_name(lines, index, am.group(2)):
+                return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
             return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
         if PY2_MODULE_ATTR_RE.search(flat):
             # Python 2 does not name the module; in a TVM report it is one of TVM's.
@@ -532,6 +534,19 @@ _ELIDED_RE = lazyre.compile(r"^\s*(?:\.{3,}|…|\[\.{3}\]|<\s*\.\.\.|\(\s*\.\.\.
 
 # A source line that calls into TVM (through its usual names): the error may come from there.
 _TVMISH_CALL_RE = lazyre.compile(r"\b(?:tvm|relax|tir|te|topi|relay|R|T|bb|vm|sch)\s*[.\[]")
+
+
+def _tvm_code_lacks_its_own_name(lines: list[_Line], index: int, attr: str) -> bool:
+    """The pasted traceback ends in TVM's own code, and the reporter's line that called into
+    TVM does not use the missing name: TVM calls a name it no longer has (its bug, as
+    ``bot.classify`` reads a run), not a script written for another TVM."""
+    block = "\n".join(ln.text + (f"\n    {ln.frame_source}" if ln.frame_source else "")
+                      for ln in lines[max(0, index - 40) : index + 1])
+    err = parse_last_error(block)
+    if err is None or not err.frames or err.frames[-1].kind != "tvm":
+        return False
+    own = [f for f in err.frames if f.kind != "tvm"]
+    return bool(own) and all(f.source for f in own) and not any(attr in f.source for f in own)
 
 
 def _raised_in_own_code(lines: list[_Line], index: int, etype: str, msg: str) -> bool:

@@ -1180,3 +1180,20 @@ def test_an_except_block_that_slipped_while_handling_a_tvm_error_is_tvms_error()
     got = parse_reported(Issue(title="cache_inplace fails", body=text, author="a"), REPRO)
     assert got is not None and got.outcome == Outcome.TVM_ERROR, got
     assert "cache-buffer" in got.signature
+
+
+@pytest.mark.parametrize(("own_line", "outcome"), [
+    # TVM's legalization calls a topi function TVM no longer has: TVM's bug
+    ("ex = tvm.compile(Mod, target='llvm')", Outcome.TVM_ERROR),
+    # the reporter's own line uses the name: a script for another TVM
+    ("y = tvm.topi.nn.pixel_shuffle(x, 2)", Outcome.API_MISMATCH),
+])
+def test_a_missing_tvm_name_inside_tvms_own_code(own_line: str, outcome: Outcome) -> None:
+    text = ("```\nTraceback (most recent call last):\n  File \"/home/u/r.py\", line 18, in <module>\n"
+            f"    {own_line}\n"
+            "  File \"/v/lib/python3.11/site-packages/tvm/relax/transform/legalize_ops/nn.py\", "
+            "line 256, in _nn_pixel_shuffle\n"
+            "    return bb.call_te(topi.nn.pixel_shuffle, call.args[0])\n"
+            "AttributeError: module 'tvm.topi.nn' has no attribute 'pixel_shuffle'\n```\n")
+    got = parse_reported(Issue(title="pixel_shuffle fails", body=text, author="a"), REPRO)
+    assert got is not None and got.outcome == outcome, got

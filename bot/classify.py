@@ -273,7 +273,7 @@ def account_for_shown_output(
     if not want or len(want) > 40 or not any(ch.isdigit() for ln in want for ch in ln):
         return cls
     got = iter(_squash_ws(x) for x in run.stdout_tail.split("\n"))
-    if not all(any(g == w for g in got) for w in want):  # in order, each line whole
+    if not all(any(_same_printed(g, w) for g in got) for w in want):  # in order, each line whole
         junk = SUBNORMAL_RE.search(run.stdout_tail)
         if junk is None or not SUBNORMAL_RE.search(shown):
             return cls
@@ -328,6 +328,23 @@ def account_for_caught_error(
         "exited 0; the message is the one the report quotes.",
         evidence=(line[:200],),
     )
+
+
+_NUMBER_RE = lazyre.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _same_printed(got: str, want: str) -> bool:
+    """The same printed line, the numbers compared as numbers: numpy 1 prints a float32 sum as
+    ``16777216.0`` and numpy 2 as ``1.6777216e+07``."""
+    if got == want:
+        return True
+    if _NUMBER_RE.sub("#", got) != _NUMBER_RE.sub("#", want):
+        return False
+    for a, b in zip(_NUMBER_RE.findall(got), _NUMBER_RE.findall(want), strict=True):
+        x, y = float(a), float(b)
+        if x != y and abs(x - y) > 1e-6 * max(abs(x), abs(y)):
+            return False
+    return True
 
 
 def _squash_ws(line: str) -> str:

@@ -1220,6 +1220,11 @@ _WRONG = Reported(Outcome.WRONG_RESULT, "should be 2.5 but returns 2")
         # one value the text says it printed ("It prints 32."): the run's own line
         ("32\n", "32", _WRONG, Outcome.WRONG_RESULT),
         ("20000\n", "32", _WRONG, Outcome.PASSED),
+        # the same numbers printed by another numpy (1.x: 16777216.0, 2.x: 1.6777216e+07)
+        ("tvm sum: 1.6777216e+07\nnumpy sum: 2e+07\n", "tvm sum: 16777216.0\nnumpy sum: 20000000.0",
+         _WRONG, Outcome.WRONG_RESULT),
+        ("tvm sum: 2e+07\nnumpy sum: 2e+07\n", "tvm sum: 16777216.0\nnumpy sum: 20000000.0",
+         _WRONG, Outcome.PASSED),
         # uninitialized memory: other junk each run, but float32 subnormals in both
         ("max: [3.6e+09 3.084678e-41 8.55e-29]\n", "max: [4.5867e-41 0.0000e+00 1.2612e-44]\n",
          _WRONG, Outcome.WRONG_RESULT),

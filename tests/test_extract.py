@@ -777,6 +777,22 @@ def test_heredoc_in_a_shell_block() -> None:
     r = extract_repro(issue(body))
     assert_script(r, "import tvm\nprint(tvm.tir.const(1) // 0)\n")
     assert r.shape == "shell-wrapped"
+    assert r.shown_output == "Floating point exception (core dumped)"
+
+
+def test_what_a_heredoc_run_printed_is_the_shown_output() -> None:
+    body = f"""\
+    {F}console
+    $ python - <<'EOF'
+    import numpy as np
+    print("sum:", np.float32(2) ** 24)
+    EOF
+    sum: 16777216.0
+    $ echo done
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.shape == "shell-wrapped" and r.shown_output == "sum: 16777216.0"
 
 
 def test_cat_of_the_script_in_a_terminal_log() -> None:

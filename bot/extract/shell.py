@@ -4,6 +4,7 @@ import bisect
 import re
 import shlex
 
+from bot import lazyre
 from bot.extract.markdown import Block, Source, last_paragraph, probe_in_env
 from bot.extract.patterns import (
     CAT_RE,
@@ -61,7 +62,40 @@ def shell_file(text: str, label: str) -> Repro | None:
     tree = parse_py(code)
     if tree is None or not does_something(tree):
         return None
-    return Repro(found=True, script=code, blocks=(label,), shape="shell-wrapped")
+    return Repro(found=True, script=code, blocks=(label,), shape="shell-wrapped",
+                 shown_output=heredoc_output(text))
+
+
+# The command that runs the file a heredoc wrote: ``$ python repro.py``.
+_RUNS_PY_FILE_RE = lazyre.compile(r"^\s*(?:\$\s*)?python[\d.]*\s+(?:-\S+\s+)*[\w./-]+\.py\b")
+
+
+def heredoc_output(text: str) -> str:
+    """What the shell log shows the heredoc's script printing: the lines after ``python - <<EOF
+    ... EOF`` (or after the ``python repro.py`` that runs a ``cat > repro.py <<EOF`` file), up to
+    the next prompt; "" when there are none."""
+    lines = text.split("\n")
+    for k, ln in enumerate(lines):
+        m = HEREDOC_HEAD_RE.search(ln) if "<<" in ln else None
+        if m is None:
+            continue
+        end = next((j for j in range(k + 1, len(lines)) if lines[j].strip() == m.group(1)), None)
+        if end is None:
+            return ""
+        start = end + 1
+        if "cat" in ln.split("<<", 1)[0]:
+            run = next((j for j in range(start, len(lines)) if _RUNS_PY_FILE_RE.match(lines[j])),
+                       None)
+            if run is None:
+                return ""
+            start = run + 1
+        out: list[str] = []
+        for nxt in lines[start:]:
+            if SHELL_LINE_RE.match(nxt) or PROMPT_LINE_RE.match(nxt):
+                break
+            out.append(nxt)
+        return "\n".join(out).strip("\n")
+    return ""
 
 
 def heredoc_body(text: str) -> str | None:

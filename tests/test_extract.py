@@ -2019,3 +2019,26 @@ def test_a_python_script_in_a_shell_tagged_fence_is_python(tag: str, block: str,
                                                            found: bool) -> None:
     r = extract_repro(issue(f"Repro:\n\n{F}{tag}\n{block}{F}\n"))
     assert (r.found and r.shape == "fenced" and "print(" in r.script) is found, r
+
+
+_FULL = ("import numpy as np\nimport tvm\nfrom tvm import te\n\nA = te.placeholder((4,), name='A')\n"
+         "print(A.shape)\n")
+
+
+def test_a_self_contained_one_in_the_authors_comment_replaces_the_bodys_fragment() -> None:
+    i = Issue("[Bug] nll_loss mean", f"It is wrong:\n\n{F}python\nout = vm['main'](logp)\n{F}\n",
+              author="a", comments=(
+                  Comment("m", "Can you share a standalone script?"),
+                  Comment("a", f"Sure, here is a self-contained one:\n\n{F}python\n{_FULL}{F}\n")))
+    r = extract_repro(i)
+    assert r.found and r.script == _FULL and r.blocks == ("comment2#0",)
+
+
+def test_a_maintainers_heredoc_the_author_confirms_is_the_repro() -> None:
+    heredoc = f"{F}bash\npython - <<'EOF'\n{_FULL}EOF\n{F}\n"
+    i = Issue("[Bug] resize with zero size", f"Needs onnx:\n\n{F}python\nimport onnx\n"
+              f"import tvm\nm = onnx.load('m.onnx')\nprint(m)\n{F}\n", author="a", comments=(
+                  Comment("m", f"Smaller, without onnx:\n\n{heredoc}"),
+                  Comment("a", "Yes, exactly the same error with your snippet, thanks.")))
+    r = extract_repro(i)
+    assert r.found and r.script == _FULL and r.shape == "shell-wrapped"

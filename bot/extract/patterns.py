@@ -220,8 +220,8 @@ SMALLER_RE = Pattern(
     r"exact)\s+"
     r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
     r"case|mre|mwe|trigger)\b|"
-    r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified)\s+"
-    r"(?:one|module|model|graph)\b|\b(?:the )?(?:real|actual|right|correct) one\b|"
+    r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified|"
+    r"self-contained|standalone|stand-alone|complete|runnable)\s+(?:one|module|model|graph)\b|\b(?:the )?(?:real|actual|right|correct) one\b|"
     # "ignore the script above": the block below replaces it
     r"\bignore (?:the|my) (?:\w+ )?(?:script|code|snippet|example|block|one|version) above\b|"
     r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"

@@ -183,7 +183,8 @@ def extract_repro(issue: Issue) -> Repro:
                 NOT_SAME_RE.search(raw):
             continue
         other = read_source(name, raw, by_author=False)
-        repro, _ = from_blocks(other, own_blocks(other))
+        blocks = own_blocks(other)
+        repro = from_blocks(other, blocks)[0] or shell_in_blocks(blocks)
         if repro is not None:
             return with_cut_tail(with_file_note(repro))
 
@@ -266,7 +267,9 @@ def adopted_script(issue: Issue) -> Repro | None:
     for n, c in enumerate(issue.comments, start=1):
         if c.author != issue.author:
             other = read_source(f"comment{n}", c.body, by_author=False)
-            repro, _ = from_blocks(other, own_blocks(other))
+            blocks = own_blocks(other)
+            # (a python block, or a shell one: "python - <<'EOF' ... EOF")
+            repro = from_blocks(other, blocks)[0] or shell_in_blocks(blocks)
             if repro is not None:
                 candidate = repro
         elif candidate is not None and ADOPTS_RE.search(c.body):

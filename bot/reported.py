@@ -116,6 +116,7 @@ class _Line:
     # line of the script (so left out of the reporter's lines): that source, for reading the
     # traceback whole (:func:`_raised_in_own_code`).
     frame_source: str = ""
+    source: int = 0  # 0: the title and the body; n: the author's n-th comment
 
 
 # A comment in the script that starts the output the author saw: ``# Output:``, ``# Error:``.
@@ -179,7 +180,7 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
     sources = [("body", issue.body)]
     sources += [("comment", c.body) for c in issue.comments if c.author == issue.author]
     block = 0
-    for where, text in sources:
+    for n, (where, text) in enumerate(sources):
         block += 1
         section = ""
         fenced = False
@@ -207,7 +208,7 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
                     # without errors for me"), not what the reporter saw.
                     continue
                 line = line.lstrip()[1:]
-            out.append(_Line(_HEADING_RE.sub("", line), where, block, section, fenced))
+            out.append(_Line(_HEADING_RE.sub("", line), where, block, section, fenced, source=n))
     return out
 
 
@@ -257,7 +258,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     """What the reporter saw, or ``None`` when the issue says nothing specific."""
     lines = _reporter_lines(issue, repro)
     checked = _wrong_title_and_checked(issue, repro)
-    for finder in (
+    finders = (
         _crash,
         _internal,
         _mismatched,
@@ -276,7 +277,15 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _loose_crash,
         _expected_vs_actual,
         _refusal_as_title,
-    ):
+    )
+    retried = _retried_on_newer(lines)
+    if retried:
+        # The author tried a newer TVM and shows what it does now: that is the report.
+        for finder in finders:
+            found = finder(retried)
+            if found is not None and found.outcome not in (Outcome.PASSED, Outcome.NO_REPRO):
+                return _located(_tidy(found), retried)
+    for finder in finders:
         found = finder(lines)
         if found is not None:
             return _located(_tidy(found), lines)
@@ -409,6 +418,24 @@ def _mismatched(lines: list[_Line]) -> Reported | None:
 # What an except block's own slip raises ("print(e.msg)": AttributeError).
 _HANDLER_SLIPS = frozenset({"AttributeError", "NameError", "TypeError", "KeyError", "IndexError",
                             "UnboundLocalError"})
+
+
+# The author retried on a newer TVM: "Tried 0.27.0 (pip install -U). The compile error is gone,
+# but it still fails", "on the latest release it now ...".
+_RETRIED_RE = lazyre.compile(
+    r"\b(?:tried|retried|re-?ran|re-?tested|tested|upgraded|updated)\b[^.\n]{0,40}"
+    r"\b(?:v?0\.\d+\S*|main|master|nightly|latest|newest|current release)\b"
+    r"(?=[^\n]{0,200}\b(?:still|now|is gone|went away|no longer)\b)", re.I)
+
+
+def _retried_on_newer(lines: list[_Line]) -> list[_Line]:
+    """The lines of the author's last comment that says they retried on a newer TVM and what
+    it does now ([] when none does)."""
+    for n in sorted({ln.source for ln in lines if ln.where == "comment"}, reverse=True):
+        own = [ln for ln in lines if ln.source == n]
+        if any(not ln.fenced and _RETRIED_RE.search(ln.text) for ln in own):
+            return own
+    return []
 
 
 def _tvm_raised(hit: tuple[str, str, str, int]) -> bool:

@@ -1197,3 +1197,23 @@ def test_a_missing_tvm_name_inside_tvms_own_code(own_line: str, outcome: Outcome
             "AttributeError: module 'tvm.topi.nn' has no attribute 'pixel_shuffle'\n```\n")
     got = parse_reported(Issue(title="pixel_shuffle fails", body=text, author="a"), REPRO)
     assert got is not None and got.outcome == outcome, got
+
+
+@pytest.mark.parametrize(("comment", "outcome"), [
+    # the author retried on a newer TVM: what it does now is the report
+    ("Tried 0.27.0 (pip install -U). The compile error is gone, but it still fails, now the "
+     "values are off:\n\n```\nAssertionError:\nMismatched elements: 12 / 18 (66.7%)\n```\n",
+     Outcome.WRONG_RESULT),
+    # a comment with no retry on another version does not replace the body's error
+    ("Here is the output again:\n\n```\nMismatched elements: 12 / 18 (66.7%)\n```\n",
+     Outcome.INTERNAL_ERROR),
+    # retried, and nothing new shown: the body's error stands
+    ("I tried main and it still fails the same way.", Outcome.INTERNAL_ERROR),
+])
+def test_the_authors_retry_on_a_newer_tvm_is_the_report(comment: str, outcome: Outcome) -> None:
+    body = ("Compilation fails on 0.20.0:\n\n```\ntvm.error.InternalError: Check failed: "
+            "(target_shape.size() == 2) is false: Expected target_shape to be 2D\n```\n")
+    issue = Issue(title="affine_grid fails", body=body, author="a",
+                  comments=(Comment("m", "Could you retry with 0.27?"), Comment("a", comment)))
+    got = parse_reported(issue, REPRO)
+    assert got is not None and got.outcome == outcome, got

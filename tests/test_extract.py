@@ -2042,3 +2042,15 @@ def test_a_maintainers_heredoc_the_author_confirms_is_the_repro() -> None:
                   Comment("a", "Yes, exactly the same error with your snippet, thanks.")))
     r = extract_repro(i)
     assert r.found and r.script == _FULL and r.shape == "shell-wrapped"
+
+
+@pytest.mark.parametrize(("said", "found"), [
+    # holding back a model file, not the script
+    ("Needs onnxruntime for the reference (head.onnx is our exported head, can't share it), "
+     "but without it the script falls back to numpy:", True),
+    # holding back the script itself
+    ("This is inside our training graph, can't share the whole thing, but roughly:", False),
+])
+def test_a_held_back_file_is_not_a_held_back_script(said: str, found: bool) -> None:
+    body = f"{said}\n\n{F}python\nimport tvm\nx = run_head()\nprint(x)\n{F}\n"
+    assert extract_repro(issue(body)).found is found

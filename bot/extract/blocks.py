@@ -6,10 +6,10 @@ from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
     CORRECTED_RE,
     ENV_SECTION_RE,
-    INCOMPLETE_RE,
     IR_HEADER_RE,
     RESULT_SECTION_RE,
     SMALLER_RE,
+    said_incomplete,
 )
 from bot.extract.pysyntax import (
     free_names,
@@ -156,7 +156,7 @@ def _offered_as_working(c: Code) -> bool:
 def finish(src: Source, chain: list[Code], *, n_scripts: int) -> tuple[Repro | None, Notes]:
     first = chain[0]
     para = last_paragraph(first.block.prose)
-    incomplete = INCOMPLETE_RE.search(para)
+    incomplete = said_incomplete(para)
     if incomplete:
         return None, Notes(incomplete=sentence_around(para, incomplete.start(), incomplete.end()))
     code = "\n".join(c.code.rstrip("\n") for c in chain) + "\n"

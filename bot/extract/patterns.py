@@ -195,6 +195,24 @@ INCOMPLETE_RE = Pattern(
     re.I,
 )
 
+# A model or data file named in the clause: "(head.onnx is our exported head, can't share it)"
+# holds back that file, not the script.
+_FILE_NAMED_RE = Pattern(
+    r"\b[\w.-]+\.(?:onnx|pt|pth|pb|tflite|h5|bin|npy|npz|params|safetensors|so|tar|pkl|ckpt)\b",
+    re.I,
+)
+
+
+def said_incomplete(text: str) -> re.Match[str] | None:
+    """Where ``text`` says its code is incomplete (INCOMPLETE_RE), not of a file it names."""
+    for m in INCOMPLETE_RE.finditer(text):
+        ends = [(i, c) for c in (". ", ";", "(", "\n") if (i := text.rfind(c, 0, m.start())) >= 0]
+        start = max((i + len(c) for i, c in ends), default=0)
+        if _FILE_NAMED_RE.search(text[start:m.start()]):
+            continue
+        return m
+    return None
+
 # The author's comment that continues the script above ("Sorry, forgot the last part of the
 # script, this goes right after the compile:").
 CONTINUES_RE = Pattern(

@@ -67,13 +67,13 @@ from bot.extract.patterns import (
     CONTINUES_RE,
     CORRECTED_RE,
     FIX_RE,
-    INCOMPLETE_RE,
     NOT_SAME_RE,
     PROSE_IMPORT_RE,
     QUOTE_FAILS_TOO_RE,
     REPRO_WORDS_RE,
     RETRACTS_RE,
     SMALLER_RE,
+    said_incomplete,
 )
 from bot.extract.pysyntax import free_names, imported_names, imports_only, parse_py, top_bindings
 from bot.extract.rules import offered_as_working, only_offered_as_working
@@ -171,7 +171,7 @@ def extract_repro(issue: Issue) -> Repro:
                 _with_shown_output(later or repro, sources), all_author_text))))
         notes = merge(notes, notes_of(src))
         if src.name == "body" and not notes.incomplete:
-            m = INCOMPLETE_RE.search(src.text)
+            m = said_incomplete(src.text)
             if m:
                 held_back = sentence_around(src.text, m.start(), m.end())
 

@@ -19,7 +19,6 @@ from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
     CONTINUATION_RE,
     HEADING_RE,
-    INCOMPLETE_RE,
     IPY_CONT_RE,
     IPY_IN_RE,
     MAX_UNFENCED_LINES,
@@ -39,6 +38,7 @@ from bot.extract.patterns import (
     UNFENCED_LOOKAHEAD,
     VARIANT_RE,
     WEAK_START_RE,
+    said_incomplete,
 )
 from bot.extract.pysyntax import (
     bound_names,
@@ -103,7 +103,7 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
             chain.append((start, end, code))
             defs |= top_bindings(tree)
     before = last_paragraph("\n".join(lines[max(0, first_start - 8) : first_start]))
-    incomplete = INCOMPLETE_RE.search(before)
+    incomplete = said_incomplete(before)
     if incomplete:
         return None, Notes(incomplete=sentence_around(before, incomplete.start(), incomplete.end()))
     script = "\n".join(c.rstrip("\n") for _, _, c in chain) + "\n"

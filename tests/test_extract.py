@@ -2054,3 +2054,18 @@ def test_a_maintainers_heredoc_the_author_confirms_is_the_repro() -> None:
 def test_a_held_back_file_is_not_a_held_back_script(said: str, found: bool) -> None:
     body = f"{said}\n\n{F}python\nimport tvm\nx = run_head()\nprint(x)\n{F}\n"
     assert extract_repro(issue(body)).found is found
+
+
+def test_a_helper_module_file_the_script_imports_is_joined_in_front_of_it() -> None:
+    helper = "import numpy as np\n\n\ndef ref(x):\n    return np.sqrt(x)\n"
+    main = ("import numpy as np\nimport tvm\nfrom helper_ref import ref\n\n"
+            "print(ref(np.ones(3)), tvm.__version__)\n")
+    body = (f"`helper_ref.py`:\n\n{F}python\n{helper}{F}\n\n`test_it.py` (same directory):\n\n"
+            f"{F}python\n{main}{F}\n\nput both files in one folder, `python test_it.py`\n")
+    r = extract_repro(issue(body))
+    assert r.found and r.blocks == ("body#0", "body#1")
+    assert r.script.startswith(helper.rstrip("\n")) and "from helper_ref import" not in r.script
+    assert "print(ref(np.ones(3))" in r.script and "helper_ref.py" in r.reason
+    # a module the text does not show stays an import (a package the worker may lack)
+    alone = extract_repro(issue(f"{F}python\n{main}{F}\n"))
+    assert "from helper_ref import ref" in alone.script

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import ast
+
+from bot import lazyre
 from bot.extract.candidates import Code, classify_block
 from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
 from bot.extract.notes import NO_NOTES, Notes
@@ -51,7 +54,60 @@ def from_blocks(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
     return repro, (replace(notes, printed_output=True) if printed else notes)
 
 
+# A block introduced by its file name ("`lrn_ref.py`:", "lrn_ref.py (same directory):").
+_MODULE_INTRO_RE = lazyre.compile(r"^\W*([A-Za-z_]\w*)\.py\b[^\n]{0,40}:?\s*$")
+
+
+def _local_modules(codes: list[Code]) -> dict[str, Code]:
+    """Blocks the text names as a module file (``helper.py``) that another block imports
+    (``from helper import f``): the reporter's two files in one folder."""
+    named: dict[str, Code] = {}
+    for c in codes:
+        lines = last_paragraph(c.block.prose).strip().split("\n")
+        m = _MODULE_INTRO_RE.match(lines[-1]) if lines and lines[-1] else None
+        if m and c.kind in ("script", "defs"):
+            named[m.group(1)] = c
+    return {name: c for name, c in named.items()
+            if any(d is not c and name in _imported_from(d.tree) for d in codes)}
+
+
+def _imported_from(tree: ast.Module) -> set[str]:
+    return {n.module for n in tree.body if isinstance(n, ast.ImportFrom) and n.module and
+            not n.level}
+
+
+def _with_module(primary: Code, modules: dict[str, Code]) -> list[Code]:
+    """The chain for a script that imports the reporter's own module files: each module's code,
+    then the script without its ``from module import`` lines (one file, as a triager joins
+    them)."""
+    used = [name for name in _imported_from(primary.tree) if name in modules]
+    if not used:
+        return [primary]
+    drop = {n.lineno for n in primary.tree.body if isinstance(n, ast.ImportFrom)
+            and n.module in used and n.lineno == n.end_lineno}
+    if len(drop) != len(used):
+        return [primary]  # (an import spread over lines: left as it is)
+    code = "\n".join(ln for k, ln in enumerate(primary.code.split("\n"), start=1)
+                     if k not in drop)
+    tree = parse_py(code)
+    if tree is None:
+        return [primary]
+    return [*(modules[n] for n in used), replace(primary, code=code, tree=tree)]
+
+
 def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
+    modules = _local_modules(codes)
+    if modules:
+        mods = {id(c) for c in modules.values()}
+        main = pick_primary([c for c in codes if c.kind == "script" and id(c) not in mods])
+        if main is not None:
+            chain = _with_module(main, modules)
+            if len(chain) > 1:
+                repro, notes = finish(src, chain, n_scripts=len(chain))
+                names = ", ".join(f"`{n}.py`" for n in modules if modules[n] in chain)
+                note = (f"The script imports the module file {names} shown in the issue: the bot "
+                        "ran that code in front of the script, in place of the import.")
+                return (replace(repro, reason=note) if repro is not None else None), notes
     scripts = [c for c in codes if c.kind == "script"]
     primary = pick_primary(scripts)
     if primary is None:

@@ -341,6 +341,9 @@ def _reported_line(t: Triage) -> str:
     what = OUTCOME_TEXT.get(rep.outcome, rep.outcome.value) if rep.outcome else ""
     if said:
         return f"**The report shows:** {code_span(said)}"
+    if rep.outcome == Outcome.PASSED and rep.about_speed:
+        return ("**The report says:** the script runs, too slowly. One run on a shared worker "
+                "cannot judge speed, so the bot does not.")
     if rep.outcome == Outcome.PASSED:
         return "**The report says:** the script worked for the reporter."
     return f"**The report says:** {what}."

@@ -412,3 +412,11 @@ def test_the_runs_of_an_intermittent_report_are_counted_once() -> None:
     assert "ran 5 times and passed every time" in md
     once = render_comment(triage())
     assert "only sometimes" not in once and "times" not in before_details(once)
+
+
+def test_a_report_about_speed_says_why_it_is_not_judged() -> None:
+    passed = RunResult(exit_code=0, signal=None, seconds=1.5, sandbox="bwrap")
+    slow = Reported(Outcome.PASSED, "", about_speed=True)
+    md = render_comment(triage(Outcome.PASSED, Verdict.INCONCLUSIVE, run=passed, signature="",
+                               detail="", reported=slow))
+    assert "cannot judge speed" in md and md.count("speed") == 1

@@ -2069,3 +2069,17 @@ def test_a_helper_module_file_the_script_imports_is_joined_in_front_of_it() -> N
     # a module the text does not show stays an import (a package the worker may lack)
     alone = extract_repro(issue(f"{F}python\n{main}{F}\n"))
     assert "from helper_ref import ref" in alone.script
+
+
+@pytest.mark.parametrize(("patch", "script"), [
+    # a patch that adds a new test file: that file is the script
+    ("diff --git a/tests/test_x.py b/tests/test_x.py\nnew file mode 100644\n--- /dev/null\n"
+     "+++ b/tests/test_x.py\n@@ -0,0 +1,3 @@\n+import tvm\n+\n+print(tvm.runtime.tensor([1]))\n",
+     "import tvm\n\nprint(tvm.runtime.tensor([1]))\n"),
+    # a patch that changes an existing file is no script
+    ("--- a/python/tvm/x.py\n+++ b/python/tvm/x.py\n@@ -1,2 +1,2 @@\n import tvm\n-a = 1\n+a = 2\n",
+     None),
+])
+def test_a_patch_that_adds_a_python_file(patch: str, script: str | None) -> None:
+    r = extract_repro(issue(f"The new test fails:\n\n{F}diff\n{patch}{F}\n"))
+    assert (r.script if r.found else None) == script

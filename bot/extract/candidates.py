@@ -33,7 +33,7 @@ from bot.extract.pysyntax import (
     python_of,
     value_like,
 )
-from bot.records import record
+from bot.records import record, replace
 
 
 @record(frozen=False)
@@ -63,6 +63,11 @@ def _cut_script(block: Block) -> Code | None:
 
 def classify_block(block: Block) -> Code | None:
     lang = block.lang
+    added = new_file_in_diff(block.text)
+    if added is not None:
+        # A patch that adds a new Python file (a test): that file is the script.
+        block = replace(block, text=added)
+        lang = "python"
     if lang not in PY_TAGS and lang not in PLAIN_TAGS and not _python_tagged_as_shell(block):
         return None
     got = python_of(block.text)
@@ -96,6 +101,28 @@ def classify_block(block: Block) -> Code | None:
             return Code(block, code, tree, "stmts", interactive)
         return None
     return Code(block, code, tree, "script", interactive)
+
+
+def new_file_in_diff(text: str) -> str | None:
+    """The content of the one new ``.py`` file a unified diff adds (``--- /dev/null``, ``+++
+    b/tests/test_x.py``, then ``+`` lines), or ``None``."""
+    lines = text.split("\n")
+    heads = [k for k, ln in enumerate(lines) if ln.startswith("+++ ")]
+    if len(heads) != 1:
+        return None
+    k = heads[0]
+    if k == 0 or lines[k - 1].strip() != "--- /dev/null" or not lines[k].rstrip().endswith(".py"):
+        return None
+    body = lines[k + 1:]
+    if not body or not body[0].startswith("@@ "):
+        return None
+    out = []
+    for ln in body[1:]:
+        if ln.startswith("+"):
+            out.append(ln[1:])
+        elif ln.strip():
+            return None  # (context or removed lines: not a new file)
+    return "\n".join(out).rstrip("\n") + "\n" if out else None
 
 
 def _python_tagged_as_shell(block: Block) -> bool:

@@ -198,7 +198,9 @@ INCOMPLETE_RE = Pattern(
 # A model or data file named in the clause: "(head.onnx is our exported head, can't share it)"
 # holds back that file, not the script.
 _FILE_NAMED_RE = Pattern(
-    r"\b[\w.-]+\.(?:onnx|pt|pth|pb|tflite|h5|bin|npy|npz|params|safetensors|so|tar|pkl|ckpt)\b",
+    # (starts only where a name starts, and is bounded: linear on a hostile run of "a.a.a.")
+    r"(?<![\w.-])[\w.-]{1,100}?\.(?:onnx|pt|pth|pb|tflite|h5|bin|npy|npz|params|safetensors|so|tar"
+    r"|pkl|ckpt)\b",
     re.I,
 )
 

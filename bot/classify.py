@@ -748,6 +748,14 @@ def _classify_error(
         if kw_change is not None:
             return Classification(Outcome.API_MISMATCH, signature=signature,
                                   detail=kw_change.describe(), evidence=ev)
+        # Any other keyword a TVM callable does not take (``relax.VirtualMachine(ex, dev,
+        # profile=True)``), passed by the script's own line: written for another TVM.
+        owner = _tvm_callable_given(text, km.group(2), script)
+        if owner:
+            return Classification(
+                Outcome.API_MISMATCH, signature=signature,
+                detail=f"This TVM's `{owner}` takes no `{km.group(2)}=` argument: the script was "
+                "written for another TVM version.", evidence=ev)
 
     # TVMScript's parser (or another TVM wrapper) re-raised an import/attribute error about a
     # ``tvm.*`` name that the script's own source uses: the script targets another TVM API.
@@ -908,6 +916,33 @@ def _reraised_tvm_error(err: PyError, run: RunResult, frame: Frame | None) -> Py
             or "Check failed" in cause.text:
         return cause
     return None
+
+
+_CALLABLE_KEYWORD_RE = lazyre.compile(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'")
+
+
+def _tvm_callable_given(text: str, keyword: str, script: str) -> str:
+    """The TVM callable (``VirtualMachine``) that refused ``keyword``, when the script calls it
+    through a ``tvm`` name with that keyword on the same line; else ""."""
+    m = _CALLABLE_KEYWORD_RE.search(text)
+    if m is None:
+        return ""
+    parts = [p for p in m.group(1).split(".") if p and not p.startswith("__")]
+    if not parts:
+        return ""
+    name = parts[-1]
+    call = re.search(rf"(?m)^[^#\n]*?\b([\w.]*\.)?{re.escape(name)}\s*\([^\n]*\b{re.escape(keyword)}\s*=",
+                     script)
+    if call is None:
+        return ""
+    prefix = re.escape((call.group(1) or "").split(".")[0] or name)
+    # ``tvm.X(...)``, or a name imported from tvm: ``from tvm import relax``, ``import tvm.relax
+    # as rx``, ``from tvm.relax import VirtualMachine``
+    if prefix == "tvm" or re.search(
+            rf"(?m)^\s*(?:from\s+tvm[\w.]*\s+import\b[^\n]*\b{prefix}\b"
+            rf"|import\s+tvm[\w.]*\s+as\s+{prefix}\b)", script):
+        return name
+    return ""
 
 
 def _handler_failed_on_tvm_error(err: PyError, run: RunResult, frame: Frame | None

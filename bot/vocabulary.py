@@ -403,7 +403,13 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|\b(?:differs?|different|inconsistent) (?:from|with|than) (?:the )?(?:numpy|onnx ?runtime|ort|pytorch|torch|tensorflow|tf|keras|reference|expected)\b"
     r"|\b(?:onnx ?runtime|ort|numpy|pytorch|torch)(?:'s)? (?:outputs?|results?)\b[^.]{0,30}\bdiffer"
     r"|\bwrong(?:ly)? (?:results?|outputs?|answers?|values?|IRs?|code|shapes?|index|indices|dtypes?|types?|numbers?)\b"
-    r"|\b(?:is|are|was|were|seems?|looks?|goes|went|gives?|gave|produces?|produced|returns?|returned|gets?|got|outputs?|emits?|generates?|generated|comes?|came)\s+(?:\w+\s+)?wrong(?:ly)?\b"
+    r"|\b(?:is|are|was|were|seems?|looks?|goes|went|gives?|gave|produces?|produced|returns?|returned|gets?|got|outputs?|emits?|generates?|generated|comes?|came)\s+(?:(?!not\b|never\b)\w+\s+)?wrong(?:ly)?\b(?! as such\b)"
+    # "the output shape is (1, 3) but should be (3,)"
+    r"|\b(?:is|are|was|were|gives?|gave|returns?|returned|prints?|printed)\b(?:[^.]|\.(?=\d)){1,60}"
+    r"\bbut (?:it )?should (?:be|have|give|return|print)\b"
+    # "a quite large error from relax.op.sum compared to a float64 reference" (a numeric error)
+    r"|\b(?:large|big|huge|significant|numerical|numeric|rounding|accumulated|relative|absolute)"
+    r" (?:numerical )?errors?\b(?! (?:message|is raised|was raised))"
     r"|\bm[ue]ssy\b"
     r"|(?:not|cannot|can't|isn't|aren't|fails? to)\b[^.]{0,60}\bcorrectly\b"
     r"|\binconsisten(?:t|cy)\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
@@ -468,6 +474,8 @@ PASSED_RE = lazyre.compile(
     # "That's all it prints" (above: a warning), "only a warning", "just warnings"
     r"|\bthat'?s all it (?:prints|shows|outputs|says)\b"
     r"|\b(?:only|just) (?:(?:prints?|shows?|gives?|emits?|logs?) )?(?:a |the |this |some )?warnings?\b"
+    # "It is not wrong as such, but the regions are loose" (a complaint about quality)
+    r"|\bnot (?:wrong|incorrect|a bug) (?:as such|per se)\b"
     # "Not a crash, just something that looks wasteful in the IR"
     r"|\bnot an? (?:crash|error|failure)\b(?![,;:]?\s+(?:but|and|though|although|however)\b)",
     re.IGNORECASE,

@@ -633,6 +633,23 @@ def test_an_except_block_that_fails_while_handling_a_tvm_error(
         assert cls.signature.startswith("tvm.s_tir.schedule.schedule.ScheduleError")
 
 
+@pytest.mark.parametrize(("script", "outcome"), [
+    # a keyword this TVM's callable does not take: a script for another TVM
+    ("from tvm import relax\nvm = relax.VirtualMachine(ex, dev, profile=True)\n",
+     Outcome.API_MISMATCH),
+    ("from tvm.relax import VirtualMachine\nvm = VirtualMachine(ex, dev, profile=True)\n",
+     Outcome.API_MISMATCH),
+    # the script's own function (or numpy's) refused it: the script's error
+    ("import numpy as np\nimport tvm\nvm = np.VirtualMachine(ex, dev, profile=True)\n",
+     Outcome.PYTHON_ERROR),
+])
+def test_an_unexpected_keyword_to_a_tvm_callable(script: str, outcome: Outcome) -> None:
+    run = _run(stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 2, in '
+               "<module>\n    vm = relax.VirtualMachine(ex, dev, profile=True)\nTypeError: "
+               "VirtualMachine.__init__() got an unexpected keyword argument 'profile'\n")
+    assert classify(run, script=script).outcome == outcome
+
+
 def test_exception_line_is_found_before_trailing_log_lines() -> None:
     run = _run(
         stderr_tail='Traceback (most recent call last):\n  File "/w/repro.py", line 7, in <module>\n'

@@ -1104,6 +1104,12 @@ def test_a_one_frame_traceback_is_the_reporters_own_error_only_when_numpy_raised
 
 # (title, text after the repro, the outcome the reporter saw)
 SEEN_THIS_SESSION = [
+    # a numeric error, a shape that should be another, quality that is "not wrong as such"
+    ("relax sum drifts", "I see a quite large error from `relax.op.sum` compared to a float64 "
+     "reference.", Outcome.WRONG_RESULT),
+    ("mean keepdims", "The output shape is (1, 3) but should be (3,). Downstream reshape in my "
+     "model then fails.", Outcome.WRONG_RESULT),
+    ("loose read regions", "It is not wrong as such, but the regions are loose.", Outcome.PASSED),
     # a value that stops growing, a reference that gets it right, a gap in numbers
     ("te.sum of 20M ones returns 16777216",
      "Summing a big float32 vector with te.sum gets stuck at 16777216.", Outcome.WRONG_RESULT),

@@ -2083,3 +2083,22 @@ def test_a_helper_module_file_the_script_imports_is_joined_in_front_of_it() -> N
 def test_a_patch_that_adds_a_python_file(patch: str, script: str | None) -> None:
     r = extract_repro(issue(f"The new test fails:\n\n{F}diff\n{patch}{F}\n"))
     assert (r.script if r.found else None) == script
+
+
+_WORKS = "import tvm\nfrom tvm import te\nA = te.placeholder((4,), name='A')\nprint(A.shape)\n"
+_FAILS = "import tvm\nfrom tvm import te\nA = te.placeholder((0,), name='A')\nprint(A.shape)\n"
+
+
+@pytest.mark.parametrize(("body", "script"), [
+    # a remark after each block ("this one is fine." / "this one raises:") says which fails
+    (f"{F}python\n{_WORKS}{F}\n\nthis one is fine, prints (4,).\n\n{F}python\n{_FAILS}{F}\n\n"
+     "this one raises:\n\n```\nValueError: bad\n```\n", _FAILS),
+    # a numpy reference script first, then the TVM script: the TVM one is the repro
+    (f"The reference:\n\n{F}python\nimport numpy as np\nprint(np.round(np.array([0.5])))\n{F}\n\n"
+     f"Then the TVM version:\n\n{F}python\n{_FAILS}{F}\n", _FAILS),
+    # an intro that ends with a colon still presents the block below it
+    (f"{F}python\n{_FAILS}{F}\n\nThis one works instead:\n\n{F}python\n{_WORKS}{F}\n", _FAILS),
+])
+def test_which_of_several_scripts_is_the_repro(body: str, script: str) -> None:
+    r = extract_repro(issue(body))
+    assert r.found and r.script == script

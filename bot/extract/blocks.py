@@ -9,9 +9,11 @@ from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
     CORRECTED_RE,
     ENV_SECTION_RE,
+    FAILS_INTRO_RE,
     IR_HEADER_RE,
     RESULT_SECTION_RE,
     SMALLER_RE,
+    VARIANT_RE,
     said_incomplete,
 )
 from bot.extract.pysyntax import (
@@ -23,7 +25,13 @@ from bot.extract.pysyntax import (
     parse_py,
     top_bindings,
 )
-from bot.extract.rules import Seen, offered_as_working, only_offered_as_working, why_not
+from bot.extract.rules import (
+    Seen,
+    describes_block_above,
+    offered_as_working,
+    only_offered_as_working,
+    why_not,
+)
 from bot.models import Repro
 from bot.records import replace
 
@@ -184,10 +192,22 @@ def pick_primary(scripts: list[Code]) -> Code | None:
     # "What works: ... What fails: ...": a first block offered as the working one yields to a
     # later script that is not offered as working too.
     first_works = _offered_as_working(first) and len(scripts) > 1
+    # "```A``` this one is fine. ```B``` this one raises:": the remark after a block (the next
+    # block's text, when it speaks of the block above) says which one works.
+    ordered = sorted(scripts, key=lambda c: c.block.start)
+    works_above = {id(a) for a, b in zip(ordered, ordered[1:], strict=False)
+                   if describes_block_above(b.block.prose)
+                   and VARIANT_RE.search(last_paragraph(b.block.prose))
+                   and not FAILS_INTRO_RE.search(last_paragraph(b.block.prose))}
+    if len(works_above) >= len(scripts):
+        works_above = set()
     # "EDIT: the real repro is below", "a smaller example:", "EDIT: fixed typo, corrected
     # version:": a later block that the text offers in place of the one above comes first.
     scripts = sorted(scripts, key=lambda c: (
+        id(c) in works_above,
         c is first and first_works,
+        # a reference script in numpy or torch alone is not the TVM repro beside it
+        has_import(c.tree) and not imports_only(c.tree) and not _imports_tvm(c.tree),
         not (c is not first and _offered_instead(c)),
         elsewhere and bool(RESULT_SECTION_RE.match(c.block.section)),
         not has_import(c.tree),
@@ -198,6 +218,16 @@ def pick_primary(scripts: list[Code]) -> Code | None:
             continue  # a version print under "Environment"
         return c
     return scripts[0]
+
+
+def _imports_tvm(tree: ast.Module) -> bool:
+    """Any ``import tvm...`` / ``from tvm... import`` at the top level."""
+    for s in tree.body:
+        if isinstance(s, ast.Import) and any(a.name.split(".")[0] == "tvm" for a in s.names):
+            return True
+        if isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "tvm":
+            return True
+    return False
 
 
 def _offered_instead(c: Code) -> bool:

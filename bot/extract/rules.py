@@ -101,8 +101,22 @@ def block_intro(prose: str) -> str:
     return para
 
 
+# "this one is fine, prints 512.0." between two blocks: a word on the block above (it ends
+# with a full stop, not the colon that presents the block below).
+_ABOUT_ABOVE_RE = lazyre.compile(
+    r"^\W*(?:this|that|the (?:above|first|previous)|above) (?:one|version|script|code|snippet|block"
+    r"|variant)\b(?!.*:\s*$)", re.I | re.S)
+
+
+def describes_block_above(prose: str) -> bool:
+    """The text right before a block is a remark on the block above it, not its intro."""
+    return bool(_ABOUT_ABOVE_RE.search(last_paragraph(prose).strip()))
+
+
 def offered_as_working(prose: str) -> bool:
     """The text right before a block presents it as the variant that works."""
+    if describes_block_above(prose):
+        return False
     return bool(VARIANT_RE.search(block_intro(prose)))
 
 
@@ -113,6 +127,8 @@ _EXPECTATION_RE = lazyre.compile(r"\b(?:should|expect\w*|supposed|would|must)\b"
 def only_offered_as_working(prose: str) -> bool:
     """The text right before a block says it works, and nothing about failing or about what
     should happen ("I get a check failure instead of a nice error:" presents a failing one)."""
+    if describes_block_above(prose):
+        return False
     intro = block_intro(prose)
     return bool(VARIANT_RE.search(intro)) and not FAILS_INTRO_RE.search(intro) and not \
         _EXPECTATION_RE.search(intro)

@@ -2102,3 +2102,11 @@ _FAILS = "import tvm\nfrom tvm import te\nA = te.placeholder((0,), name='A')\npr
 def test_which_of_several_scripts_is_the_repro(body: str, script: str) -> None:
     r = extract_repro(issue(body))
     assert r.found and r.script == script
+
+
+def test_markdown_escapes_in_code_pasted_without_fences_are_read_as_shown() -> None:
+    body = ("Steps to reproduce:\n\nimport tvm\nimport tvm\\_ffi\n\ndef main():\n"
+            "    print(tvm\\_ffi.\\_\\_name\\_\\_, tvm.cpu())\n\nif \\_\\_name\\_\\_ == "
+            "\"\\_\\_main\\_\\_\":\n    main()\n\nIt prints the wrong thing.\n")
+    r = extract_repro(issue(body))
+    assert r.found and "import tvm_ffi" in r.script and 'if __name__ == "__main__":' in r.script

@@ -60,7 +60,8 @@ from bot.models import Repro
 
 def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes]:
     """Code pasted without fences (scraped reports, ``<pre>`` HTML, ``>>>`` sessions)."""
-    lines = [unhtml(ln) for ln in src.lines]
+    # (markdown escapes a rich editor adds, "tvm\_ffi", "\*\*kwargs": GitHub shows them plain)
+    lines = [unhtml(ln).replace("\\_", "_").replace("\\*", "*") for ln in src.lines]
     # Fenced blocks are not prose: blank them out with a line that never parses.
     for b in (b for b in blocks if b.fenced):
         for k in range(b.start, min(b.end, len(lines))):

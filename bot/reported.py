@@ -983,7 +983,9 @@ def _failure_words(lines: list[_Line]) -> bool:
 _SPEED_RE = lazyre.compile(
     r"^\s*\[perf(?:ormance)?\]|\bslower\b|\bperformance (?:is|was|gap|regression|issue|problem)"
     r"|\b(?:bad|poor|low|terrible) (?:performance|throughput|latency)\b|\bslow(?:ness|down)\b"
-    r"|\bspeed ?up\b|\bnot (?:as |so )?fast\b", re.I)
+    r"|\bspeed ?up\b|\bnot (?:as |so )?fast\b"
+    # "in our GRU model this is ~30% of the runtime"
+    r"|\b(?:\d+ ?%|most|half) of (?:the |our )?(?:run ?time|latency|inference time)\b", re.I)
 
 
 def _speed(lines: list[_Line]) -> _Line | None:

@@ -264,9 +264,20 @@ def account_for_shown_output(
     check of its own, the reporter's words are the check. Output read from uninitialized memory
     changes from run to run: when the report shows float32 subnormals (``3.1e-41``) and the run
     prints some too, it shows the same wrong result."""
-    if cls.outcome != Outcome.PASSED or run is None or not shown:
+    if cls.outcome != Outcome.PASSED or run is None:
         return cls
     if reported is None or reported.outcome != Outcome.WRONG_RESULT:
+        return cls
+    printed = _printed_value(run.stdout_tail, reported.values)
+    if printed:
+        return Classification(
+            Outcome.WRONG_RESULT,
+            signature=f"printed {printed}"[:200],
+            detail="The script ran to the end and printed the value the report quotes as "
+            "TVM's wrong result.",
+            evidence=(printed,),
+        )
+    if not shown:
         return cls
     want = [ln for ln in (_squash_ws(x) for x in shown.split("\n"))
             if ln and not ln.startswith(("$ ", ">>> ", "# "))]
@@ -333,11 +344,60 @@ def account_for_caught_error(
 _NUMBER_RE = lazyre.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
+# The atoms of a printed value: numbers, nan, inf and booleans, in order (``[ 0. nan  2.]`` and
+# ``[0.0, nan, 2.0]`` are the same value).
+_ATOM_RE = lazyre.compile(
+    r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])|(?<!\w)[-+]?(?:nan|inf)\b"
+    r"|\b(?:True|False)\b"
+)
+
+
+def _printed_value(stdout: str, values: tuple[str, ...]) -> str:
+    """The first printed line whose value is one of ``values`` (the reporter's quoted wrong
+    result): the same atoms in the same order, numbers equal to the precision the reporter
+    wrote them (``0.333`` is ``0.33333334``). A line may carry a label before the value
+    ("TVM  : [ 0. nan  2.]"), not other numbers."""
+    wants = [w for w in (_ATOM_RE.findall(v) for v in values) if w]
+    if not wants:
+        return ""
+    for line in stdout.split("\n")[-400:]:
+        got = _ATOM_RE.findall(line)
+        if got and any(_same_atoms(got, w) for w in wants):
+            return " ".join(line.split())
+    return ""
+
+
+def _same_atoms(got: list[str], want: list[str]) -> bool:
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want, strict=True):
+        if a == b:
+            continue
+        if a in ("True", "False") or b in ("True", "False"):
+            return False
+        x, y = float(a), float(b)
+        if x != x or y != y:  # nan against nan: same when both are
+            if not (x != x and y != y):
+                return False
+            continue
+        decimals = len(b.split(".", 1)[1]) if "." in b and "e" not in b.lower() else 6
+        if abs(x - y) > max(0.5 * 10.0 ** -decimals, 1e-6 * max(abs(x), abs(y))):
+            return False
+    return True
+
+
+# numpy 2 prints a scalar's repr with its type (``np.int64(400)``), numpy 1 as ``400``.
+_NP_SCALAR_RE = lazyre.compile(
+    r"\bnp\.(?:u?int\d+|float\d+|bool_?|complex\d+|longlong|intc|double|single)\(([^()]*)\)")
+
+
 def _same_printed(got: str, want: str) -> bool:
     """The same printed line, the numbers compared as numbers: numpy 1 prints a float32 sum as
-    ``16777216.0`` and numpy 2 as ``1.6777216e+07``."""
+    ``16777216.0`` and numpy 2 as ``1.6777216e+07``, a scalar as ``400`` where numpy 2 prints
+    ``np.int64(400)``."""
     if got == want:
         return True
+    got, want = _NP_SCALAR_RE.sub(r"\1", got), _NP_SCALAR_RE.sub(r"\1", want)
     if _NUMBER_RE.sub("#", got) != _NUMBER_RE.sub("#", want):
         return False
     for a, b in zip(_NUMBER_RE.findall(got), _NUMBER_RE.findall(want), strict=True):
@@ -721,6 +781,12 @@ def _classify_error(
                 return _api_mismatch(err, mod, (*ev, normalize_paths(cause.header)))
             if mod.split(".")[0] != "__main__":
                 return _missing(mod.split(".")[0], signature, (*ev, normalize_paths(cause.header)))
+    elif "install" in err.message.lower():
+        # TVM checks for an optional package itself ("RuntimeError: psutil is required by the
+        # meta schedule search. Install it with: pip install psutil").
+        pkg = required_package(err.message)
+        if pkg is not None:
+            return _missing(pkg, signature, ev)
     if short == "AttributeError":
         am = MODULE_ATTR_RE.search(text)
         if am and is_tvm_name(am.group(1)):
@@ -789,6 +855,11 @@ def _classify_error(
             + normalize_paths(err.message.strip())[:300],
             evidence=ev,
         )
+
+    renamed = _renamed_config_option(err.message)
+    if renamed is not None:
+        return Classification(Outcome.API_MISMATCH, signature=signature, detail=renamed,
+                              evidence=ev)
 
     if TARGET_AS_DEVICE_RE.search(err.message) and raised_in_tvm(err):
         return Classification(
@@ -974,6 +1045,31 @@ def _chained_causes(run: RunResult) -> list[PyError]:
         if errors:
             return errors[:-1][::-1]
     return []
+
+
+_CONFIG_OPTION_RE = lazyre.compile(
+    r"Invalid config option '(?P<name>[\w.]+)'\s*candidates are:(?P<cands>[^\n]{0,20000})")
+
+
+def _renamed_config_option(message: str) -> str | None:
+    """TVM refuses a ``PassContext`` config option and lists the ones it has: when none of them
+    lives under the option's namespace any more (``tir.ptx_ldg32`` where there are only
+    ``tirx.*`` and ``s_tir.*`` options), the namespace was renamed: the script was written for
+    another TVM. An unknown option in a namespace that still exists is the script's own
+    misspelling and stays TVM's error. The comment names the new spelling when one option
+    has the same last part."""
+    m = _CONFIG_OPTION_RE.search(message)
+    if m is None or "." not in m.group("name"):
+        return None
+    name = m.group("name")
+    cands = [c.strip() for c in m.group("cands").split(",") if c.strip()]
+    space, leaf = name.split(".", 1)[0], name.rsplit(".", 1)[-1]
+    if not cands or any(c.split(".", 1)[0] == space for c in cands):
+        return None
+    same = [c for c in cands if c.rsplit(".", 1)[-1] == leaf]
+    new = f" It is `{same[0]}` now." if len(same) == 1 else ""
+    return (f"This TVM has no `{space}.*` pass options: `{name}` was written for another TVM "
+            f"version.{new}")
 
 
 def _stale_tvm_name(err: PyError, script: str) -> str | None:

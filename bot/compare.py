@@ -226,7 +226,8 @@ def _complains_of_this_refusal(reported: Reported | None, cls: Classification) -
     stays inconclusive (the script is out of date, whatever the report says)."""
     return (
         cls.outcome == Outcome.API_MISMATCH and reported is not None
-        and reported.outcome in TVM_SIDE and bool(cls.signature)
+        and (reported.outcome in TVM_SIDE or reported.outcome == Outcome.API_MISMATCH)
+        and bool(cls.signature)
         and not _MISSING_NAME_RE.match(cls.signature)
         and not _MISSING_NAME_RE.match(reported.signature)
         and signatures_match(reported.signature, cls.signature)

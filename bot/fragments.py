@@ -228,7 +228,7 @@ def unbound_names(script: str) -> Unbound:
     names: list[str] = []
     module_level: list[str] = []
     for name, top in scan.loads:
-        if name in scan.bound or _known(name):
+        if name in scan.bound or _known(name) or _misspelt(name, scan.bound):
             continue
         if name not in names:
             names.append(name)
@@ -237,6 +237,29 @@ def unbound_names(script: str) -> Unbound:
     return Unbound(
         tuple(names), tuple(module_level), sure=not scan.dynamic, strings=frozenset(scan.strings)
     )
+
+
+def _misspelt(name: str, bound: set[str]) -> bool:
+    """``name`` is a slip of the keyboard for a name the script binds (``expectd`` for
+    ``expected``, ``x_np`` for ``x_nd``): the script's own typo, not a part left out. Close as
+    Python's own "Did you mean" measures it: an edit distance with moves costing 2 and a change
+    of case 1, at most (len(a) + len(b) + 3) / 3."""
+    if len(name) < 4:
+        return False  # (``mod`` beside ``mods``, ``x`` beside ``y``: other names, not slips)
+    return any(abs(len(name) - len(b)) <= 1 and len(b) >= 4
+               and b.rstrip("0123456789_s") != name.rstrip("0123456789_s")
+               and _distance(name, b) <= (len(name) + len(b) + 3) * 2 // 6 for b in bound)
+
+
+def _distance(a: str, b: str) -> int:
+    prev = list(range(0, 2 * len(b) + 1, 2))
+    for i, ca in enumerate(a, 1):
+        cur = [2 * i]
+        for j, cb in enumerate(b, 1):
+            sub = 0 if ca == cb else 1 if ca.lower() == cb.lower() else 2
+            cur.append(min(prev[j] + 2, cur[j - 1] + 2, prev[j - 1] + sub))
+        prev = cur
+    return prev[-1]
 
 
 def never_bound(script: str, name: str) -> bool:

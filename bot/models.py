@@ -207,6 +207,9 @@ class Reported:
     # It ran to the end for the reporter, and the complaint is its speed ("40x slower than
     # numpy"): one run on a shared worker cannot confirm or refute that.
     about_speed: bool = False
+    # Values the reporter quotes in inline code as what TVM gave ("TVM gives `[0. nan 2.]` but
+    # numpy gives ..."): a run that prints them shows the same wrong result.
+    values: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -215,6 +218,8 @@ class Reported:
         }
         if self.about_speed:
             out["about_speed"] = True
+        if self.values:
+            out["values"] = list(self.values)
         return out
 
 

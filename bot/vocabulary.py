@@ -83,6 +83,9 @@ DEVICE_ABSENT_RE = lazyre.compile(
     r"|Found no NVIDIA driver|NVIDIA driver on your system is too old"
     r"|CUDA driver version is insufficient"
     r"|Torch not compiled with CUDA enabled"
+    # a GPU library TVM was built without (``USE_CUDNN=OFF``): its functions are not registered
+    r"|Cannot find global function tvm\.contrib\.(?:cudnn|cublas|cublaslt|cutlass|thrust|rocblas|"
+    r"miopen|hipblas|nccl|tensorrt|nvshmem)\b"
     r"|lib(?:cuda|cudart|nvrtc|cublas|cudnn|nvinfer|amdhip64|vulkan|OpenCL)[\w.\-]{0,40}: cannot open shared object"
     r"|(?:cannot|can't|could not|unable to) find[^\n]{0,40}\b(?:cuda|nvcc|rocm|hip|vulkan|opencl|gpu)\b"
     r"|CUDA_ERROR_(?:NOT_INITIALIZED|INVALID_DEVICE|NO_DEVICE)|cudaErrorInsufficientDriver"
@@ -96,7 +99,8 @@ DEVICE_ABSENT_RE = lazyre.compile(
 # full pattern (case-insensitive, many alternatives) costs ~100x more per line.
 _DEVICE_HINT_RE = lazyre.compile(
     r"cuda|gpu|rocm|vulkan|opencl|metal|nvcc|nvptx|hip|nvidia|driver|device|vk_error|cl_platform"
-    r"|clgetplatformids|nvrtc|cudnn|cublas|nvinfer"
+    r"|clgetplatformids|nvrtc|cudnn|cublas|nvinfer|cutlass|thrust|rocblas|miopen|hipblas|nccl"
+    r"|tensorrt|nvshmem"
 )
 
 
@@ -456,6 +460,28 @@ TVM_VS_REFERENCE_RE = lazyre.compile(
     r"\b(?:in|with|from) TVM\b" + _CLAUSE + r"\bbut\b" + _CLAUSE + r"\b(?:in|with|from) " + _REFERENCE +
     r"|\b(?:in|with|from) " + _REFERENCE + _CLAUSE + r"\bbut\b" + _CLAUSE + r"\b(?:in|with|from) TVM\b",
     re.IGNORECASE,
+)
+# A value quoted in inline code as what TVM gave ("TVM gives `[0. nan 2.]` but numpy gives
+# `[nan nan 2.]`", "TVM: `[0.0, 0.0, 0.0, -1.0]`", "it returns `-112`"): the words just before the
+# span say whose value it is, the nearest side named winning. The span holds only numbers, nan,
+# inf, booleans and array punctuation.
+VALUE_SPAN_RE = lazyre.compile(r"`(?P<val>[^`\n]{1,300})`")
+VALUE_TEXT_RE = lazyre.compile(r"(?:[\[\](),\s\d.eE+\-]|\bnan\b|\binf\b|\bTrue\b|\bFalse\b)+")
+VALUE_ATOM_RE = lazyre.compile(r"\d|\bnan\b|\binf\b|\bTrue\b|\bFalse\b")
+VALUE_TVM_SIDE_RE = lazyre.compile(
+    r"\b(?:tvm|relax|tir|tirx|compiled|the vm|our build|(?:it|this)\s+(?:gives|returns|outputs|"
+    r"prints|produces|yields)|i (?:get|got|see)|we (?:get|got|see)|actual(?:ly)?|(?:result|output) "
+    r"(?:is|was))\b", re.IGNORECASE,
+)
+VALUE_REFERENCE_SIDE_RE = lazyre.compile(
+    _REFERENCE + r"|\b(?:expected|expect|should|correct|right answer|instead of|rather than|"
+    r"reference|ground truth)\b", re.IGNORECASE,
+)
+# An error the reference raises, not TVM ("numpy would raise `ValueError: ...`", "torch gives
+# RuntimeError: ..."): what the reporter expected TVM to do, read in the words just before it.
+REFERENCE_RAISES_RE = lazyre.compile(
+    r"\b" + _REFERENCE + r"[^.;`]{0,30}\b(?:raises?|raised|throws?|threw|gives?|reports?|rejects?|"
+    r"errors? out with)\b[^.;`]{0,15}[`'\"*\s]*$", re.IGNORECASE,
 )
 GENERIC_FAIL_RE = lazyre.compile(
     r"\bfail(?:s|ed|ure|ing)?\b|\berrors?\b|\bexceptions?\b|\bthrows?\b|\braises?\b"

@@ -1312,3 +1312,99 @@ def test_imports_the_reporter_ran_as_a_command_are_their_repro() -> None:
                                    ran_as_command=True).outcome == Outcome.PASSED
     assert account_for_import_only(classify(run, script=script), script, title,
                                    said).outcome == Outcome.NO_REPRO
+
+
+# ----------------------------------------------------------------------------- quoted values
+
+
+_VALUES = Reported(Outcome.WRONG_RESULT, "wrong", values=("[0. nan 2.]",))
+
+
+@pytest.mark.parametrize(
+    ("stdout", "reported", "outcome"),
+    [
+        # the run prints the value the report quotes as TVM's (a label in front, other spacing)
+        ("TVM  : [ 0. nan  2.]\nnumpy: [nan nan  2.]\n", _VALUES, Outcome.WRONG_RESULT),
+        # ... as a list, the numbers to the precision the reporter wrote them
+        ("[0.0, nan, 2.0000001]\n", _VALUES, Outcome.WRONG_RESULT),
+        ("x: 0.33333334\n", Reported(Outcome.WRONG_RESULT, "w", values=("0.333",)),
+         Outcome.WRONG_RESULT),
+        # TVM prints the right value now: fixed
+        ("TVM  : [nan nan  2.]\nnumpy: [nan nan  2.]\n", _VALUES, Outcome.PASSED),
+        ("x: 0.33433334\n", Reported(Outcome.WRONG_RESULT, "w", values=("0.333",)),
+         Outcome.PASSED),
+        # more numbers on the line, another order, booleans against numbers: not the same value
+        ("step 3: [0. nan 2.]\n", _VALUES, Outcome.PASSED),
+        ("[2. nan 0.]\n", _VALUES, Outcome.PASSED),
+        ("[True, False]\n", Reported(Outcome.WRONG_RESULT, "w", values=("[1, 0]",)),
+         Outcome.PASSED),
+        # the report does not call it wrong
+        ("TVM  : [ 0. nan  2.]\n", Reported(Outcome.CRASH, "segfault", values=("[0. nan 2.]",)),
+         Outcome.PASSED),
+    ],
+)
+def test_a_passing_run_that_prints_the_value_the_report_quotes(
+    stdout: str, reported: Reported, outcome: Outcome
+) -> None:
+    from bot.classify import account_for_shown_output
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail=stdout)
+    got = account_for_shown_output(classify(run), run, "", reported)
+    assert got.outcome == outcome
+    if outcome == Outcome.WRONG_RESULT:
+        assert "printed" in got.signature
+
+
+def test_numpy_2_scalar_reprs_print_the_same_as_numpy_1() -> None:
+    from bot.classify import account_for_shown_output
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0,
+                    stdout_tail="array(-112, dtype=int8)\nnp.int64(400)\n")
+    wrong = Reported(Outcome.WRONG_RESULT, "overflows")
+    shown = "array(-112, dtype=int8)\n400"
+    assert account_for_shown_output(classify(run), run, shown, wrong).outcome == \
+        Outcome.WRONG_RESULT
+    fixed = RunResult(exit_code=0, signal=None, seconds=1.0,
+                      stdout_tail="array(400, dtype=int32)\nnp.int64(400)\n")
+    assert account_for_shown_output(classify(fixed), fixed, shown, wrong).outcome == \
+        Outcome.PASSED
+
+
+def _tb(last: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "/tmp/repro.py", line 9, in <module>\n'
+            "    f(x)\n"
+            '  File "/site-packages/tvm/ir/transform.py", line 80, in __init__\n'
+            "    self.__init_handle_by_constructor__(f, cfg)\n" + last + "\n")
+
+
+@pytest.mark.parametrize(
+    ("stderr", "outcome", "detail"),
+    [
+        # a pass option under a namespace this TVM no longer has: written for another TVM
+        (_tb("AttributeError: Invalid config option 'tir.ptx_ldg32' candidates are: "
+             "tirx.UnrollLoop ,s_tir.LoopPartition ,relax.FuseOps.max_depth"),
+         Outcome.API_MISMATCH, "`tir.*`"),
+        (_tb("AttributeError: Invalid config option 'tir.UnrollLoop' candidates are: "
+             "tirx.UnrollLoop ,s_tir.LoopPartition"),
+         Outcome.API_MISMATCH, "`tirx.UnrollLoop` now"),
+        # a misspelt option in a namespace that exists: TVM's error about the script's input
+        (_tb("AttributeError: Invalid config option 'relax.FuseOps.max_dept' candidates are: "
+             "tirx.UnrollLoop ,relax.FuseOps.max_depth"),
+         Outcome.TVM_ERROR, ""),
+        # TVM asks for an optional package itself
+        (_tb("RuntimeError: psutil is required by the meta schedule search. Install it with: "
+             "pip install psutil"),
+         Outcome.MISSING_DEPENDENCY, "psutil"),
+        # a GPU library this TVM was built without
+        (_tb("ValueError: Cannot find global function tvm.contrib.cudnn.conv.forward_find_algo"),
+         Outcome.NEEDS_GPU, ""),
+        # ... not any global function
+        (_tb("ValueError: Cannot find global function relax.op.my_custom_op"),
+         Outcome.TVM_ERROR, ""),
+    ],
+)
+def test_errors_that_say_the_run_cannot_judge(stderr: str, outcome: Outcome, detail: str) -> None:
+    got = classify(_run(stderr_tail=stderr), script="import tvm\nf(x)\n")
+    assert got.outcome == outcome, got
+    assert detail in got.detail

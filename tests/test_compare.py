@@ -150,6 +150,14 @@ TABLE = [
         obs(Oc.API_MISMATCH, "ValueError: Unknown device: llvm"),
         V.REPRODUCED,
     ),
+    # (the reporter's quote read as the dropped form itself: the same complaint)
+    (
+        rep(Oc.API_MISMATCH, 'ValueError: Cannot parse target string "llvm -mcpu=skylake". CLI '
+            "target string form is no longer supported"),
+        obs(Oc.API_MISMATCH, 'ValueError: Cannot parse target string "llvm -mcpu=skylake". CLI '
+            "target string form is no longer supported"),
+        V.REPRODUCED,
+    ),
     # ...or not (the script dies on it before the reported check)
     (
         rep(Oc.WRONG_RESULT, "Mismatched elements: 3 / 8"),

@@ -392,7 +392,8 @@ def test_ipython_session() -> None:
     {F}
     """
     r = extract_repro(issue(body))
-    assert_script(r, 'import tvm\ntvm.target.Target("llvm -mcpu=bogus")\n')
+    # IPython showed the value (Out[2]): the script prints it too
+    assert_script(r, 'import tvm\nprint(repr(tvm.target.Target("llvm -mcpu=bogus")))\n')
 
 
 # ----------------------------------------------------------------------------- shell-wrapped
@@ -1312,7 +1313,9 @@ def test_a_code_label_does_not_make_a_block_output() -> None:
 def test_interactive_session_showing_an_array_is_a_script() -> None:
     body = f"{F}pycon\n>>> import numpy as np\n>>> np.array([1, 2])\narray([1, 2])\n{F}\n"
     r = extract_repro(issue(body))
-    assert_script(r, "import numpy as np\nnp.array([1, 2])\n")
+    # the session showed the value: the script prints it, as the interpreter did
+    assert_script(r, "import numpy as np\nprint(repr(np.array([1, 2])))\n")
+    assert r.shown_output == "array([1, 2])"
 
 
 # ----------------------------------------------------------------------------- native code
@@ -1417,7 +1420,7 @@ def test_jupyter_cells_with_out_prompts() -> None:
         import tvm
         from tvm import te
         n = te.var("n")
-        n * 2
+        print(repr(n * 2))
         tvm.tir.const(1, "int32") // 0
         """)
     assert r.shape == "interactive"
@@ -2110,3 +2113,120 @@ def test_markdown_escapes_in_code_pasted_without_fences_are_read_as_shown() -> N
             "\"\\_\\_main\\_\\_\":\n    main()\n\nIt prints the wrong thing.\n")
     r = extract_repro(issue(body))
     assert r.found and "import tvm_ffi" in r.script and 'if __name__ == "__main__":' in r.script
+
+
+# ----------------------------------------------------------------------------- session 14 shapes
+
+
+def test_a_session_prints_what_the_interpreter_showed() -> None:
+    body = f"""\
+    Summing int8 overflows:
+    {F}
+    Python 3.11.9 (main, Apr  2 2024, 08:25:04) [GCC 11.4.0] on linux
+    >>> import numpy as np
+    >>> x = np.array([100, 100, 100, 100], dtype="int8")
+    >>> x.sum(dtype="int8")
+    np.int8(-112)
+    >>> print("done")
+    done
+    >>> len(x)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    # the value shown under the prompt is printed; print() and a value never shown stay as typed
+    assert_script(r, """\
+        import numpy as np
+        x = np.array([100, 100, 100, 100], dtype="int8")
+        print(repr(x.sum(dtype="int8")))
+        print("done")
+        len(x)
+        """)
+    assert r.shown_output == "np.int8(-112)\ndone"
+
+
+def test_a_script_after_the_error_in_one_fence() -> None:
+    body = f"""\
+    grouped conv2d is rejected:
+
+    {F}
+    tvm.error.DiagnosticError: error: The channel size of the data should equal ...
+     --> /home/me/gconv.py:10:13
+
+    code:
+
+    import tvm
+    from tvm import relax
+    bb = relax.BlockBuilder()
+    print(bb)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nfrom tvm import relax\nbb = relax.BlockBuilder()\nprint(bb)\n")
+
+
+def test_a_cat_then_python_shell_log_shows_its_output() -> None:
+    body = f"""\
+    {F}
+    $ cat int_div.py
+    import numpy as np
+    import tvm
+    print("tvm  :", np.array([-7, 7]) // 2)
+    $ python int_div.py
+    tvm  : [-4  3]
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shape == "shell-wrapped"
+    assert r.shown_output == "tvm  : [-4  3]"
+
+
+@pytest.mark.parametrize("tag", ["python3=", "python=12", "python:repro.py"])
+def test_fence_tags_with_editor_decorations_are_python(tag: str) -> None:
+    body = f"{F}{tag}\nimport tvm\nprint(tvm.cpu())\n{F}\n{F}bash\nTraceback (most recent call last):\nValueError: x\n{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, "import tvm\nprint(tvm.cpu())\n")
+
+
+_OTHERS_SCRIPT = f"{F}python\nimport tvm\nfrom tvm import relax\nprint(relax.const(1))\n{F}\n"
+
+
+@pytest.mark.parametrize(
+    ("comment", "taken"),
+    [
+        ("same here, this is enough to trigger it for me:\n" + _OTHERS_SCRIPT, True),
+        ("this triggers it for me too:\n" + _OTHERS_SCRIPT, True),
+        ("same here, but with a different error:\n" + _OTHERS_SCRIPT, False),
+        ("not sure if this helps:\n" + _OTHERS_SCRIPT, False),
+    ],
+)
+def test_another_users_script_that_fails_for_them_too(comment: str, taken: bool) -> None:
+    body = "R.matmul gives an InternalError. My model is private, the error is:\n\n" \
+           f"{F}\ntvm.error.InternalError: Check failed: x == y\n{F}\n"
+    r = extract_repro(issue(body, ("bob", comment)))
+    assert r.found is taken
+    if taken:
+        assert r.blocks == ("comment1#0",)
+
+
+@pytest.mark.parametrize(
+    ("ask", "answer", "taken"),
+    [
+        ("Can you confirm this gives you the same error?", "yes, that is the same error I see",
+         True),
+        ("Does this reproduce it for you?", "Yep, exactly this.", True),
+        # the author says no, or yes-but
+        ("Can you confirm this gives you the same error?", "no, your version works for me", False),
+        ("Can you confirm this gives you the same error?", "yes, but mine has a different "
+         "error message", False),
+        # nobody asked: a bare "yes" answers something else
+        ("Here is how I would write it.", "yes", False),
+    ],
+)
+def test_the_author_confirms_a_maintainers_reduced_script(ask: str, answer: str,
+                                                          taken: bool) -> None:
+    body = f"{F}python\nimport torch\nimport tvm\nprint(torch.ones(2), tvm.cpu())\n{F}\n\n" \
+           "It fails with a DiagnosticError.\n"
+    r = extract_repro(issue(body, ("maint", "Reduced to plain Relax:\n" + _OTHERS_SCRIPT + ask),
+                            ("alice", answer)))
+    assert r.found
+    assert (r.blocks == ("comment1#0",)) is taken, r.blocks

@@ -116,6 +116,15 @@ UNBOUND_TABLE = [
     ),
     # Python 2 and notebook names are not a missing part of the repro.
     ("for i in xrange(3):\n    display(i)\n", (), (), True),
+    # A slip of the keyboard for a name the script binds is its own typo, not a missing part
+    # (Python's NameError says "Did you mean: 'expected'?")...
+    ("expected = 1\nout = 2\nassert out == expectd\n", (), (), True),
+    ("x_nd = 1\nprint(x_np)\n", (), (), True),
+    # ... but a short name, or one that differs by a number or a plural, is another name
+    ("mods = []\nprint(mod)\n", ("mod",), ("mod",), True),
+    ("model2 = 1\nprint(model1)\n", ("model1",), ("model1",), True),
+    ("models = []\nprint(model)\n", ("model",), ("model",), True),
+    ("onnx_model = 1\nprint(model)\n", ("model",), ("model",), True),
 ]
 
 

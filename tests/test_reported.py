@@ -1225,3 +1225,62 @@ def test_the_authors_retry_on_a_newer_tvm_is_the_report(comment: str, outcome: O
                   comments=(Comment("m", "Could you retry with 0.27?"), Comment("a", comment)))
     got = parse_reported(issue, REPRO)
     assert got is not None and got.outcome == outcome, got
+
+
+# ----------------------------------------------------------------------------- quoted values
+
+_WRONG_BODY = "```python\n" + SCRIPT + "```\n\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        # the value TVM gave, in inline code, named as TVM's
+        ("TVM gives `[0. nan 2.]` but numpy gives `[nan nan 2.]`, the result is wrong.",
+         ("[0. nan 2.]",)),
+        ("I printed with `.tolist()`:\nTVM: `[0.0, 0.0, 0.0, -1.0]`\nnumpy: `[0.0, 0.0, nan, -1.0]`\n"
+         "so the third element is wrong.", ("[0.0, 0.0, 0.0, -1.0]",)),
+        ("The sum is wrong: it returns `-112` instead of 400.", ("-112",)),
+        ("Wrong result: I get `(1, 3)` where the shape should be `(3,)`.", ("(1, 3)",)),
+        # the reference's value, the expected one, or code: not TVM's
+        ("The result is wrong: numpy gives `[1. 2.]`.", ()),
+        ("The result is wrong, expected `[1. 2.]`.", ()),
+        ("The result is wrong when I call `R.sum` on `x`.", ()),
+        ("The result is wrong for `int8` inputs, TVM says `x[0]`.", ()),
+    ],
+)
+def test_the_values_the_reporter_quotes_as_tvms(text: str, values: tuple[str, ...]) -> None:
+    got = parse_reported(Issue(title="R.op gives a wrong result", body=_WRONG_BODY + text,
+                               author="alice"), REPRO)
+    assert got is not None and got.outcome == Outcome.WRONG_RESULT, got
+    assert got.values == values
+
+
+def test_quoted_values_are_kept_only_for_a_wrong_result() -> None:
+    text = "It crashes: `Segmentation fault (core dumped)`. TVM gives `[1 2]` before that."
+    got = parse_reported(Issue(title="crash", body=_WRONG_BODY + text, author="alice"), REPRO)
+    assert got is not None and got.outcome == Outcome.CRASH
+    assert got.values == ()
+
+
+def test_an_error_the_reference_raises_is_not_the_report() -> None:
+    text = ("It silently accepts mismatched shapes. numpy would raise `ValueError: all the "
+            "input array dimensions except for the concatenation axis must match exactly`.")
+    got = parse_reported(Issue(title="topi.concatenate silently accepts bad inputs",
+                               body=_WRONG_BODY + text, author="alice"), REPRO)
+    assert got is not None and got.outcome == Outcome.PASSED, got
+    # ... TVM's own error quoted the same way is
+    text = "It raises `ValueError: all the input array dimensions must match exactly`."
+    got = parse_reported(Issue(title="concat fails", body=_WRONG_BODY + text, author="alice"),
+                         REPRO)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR, got
+
+
+def test_tvms_log_warning_about_segfaults_is_not_a_crash() -> None:
+    text = ("The result differs from numpy:\n\n```\n[10:02:11] /workspace/tvm/include/tvm/topi/"
+            "transform.h:1040: Warning: Fast mode segfaults when there are out-of-bounds "
+            "indices. Make sure input indices are in bound\nAssertionError:\nNot equal to "
+            "tolerance rtol=1e-07, atol=0\n\nMismatched elements: 2 / 4 (50%)\n```\n")
+    got = parse_reported(Issue(title="R.take differs from numpy.take", body=_WRONG_BODY + text,
+                               author="alice"), REPRO)
+    assert got is not None and got.outcome == Outcome.WRONG_RESULT, got

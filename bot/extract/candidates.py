@@ -27,6 +27,7 @@ from bot.extract.pysyntax import (
     does_something,
     has_import,
     is_defs_only,
+    is_error_output,
     is_ir_dump,
     looks_like_error_message,
     parse_py,
@@ -61,6 +62,27 @@ def _cut_script(block: Block) -> Code | None:
     return Code(block, code, tree, "script")
 
 
+def _script_after_output(block: Block) -> Code | None:
+    """One fence holding the error first and the script after it ("tvm.error.DiagnosticError:
+    ... code: import tvm ..."): the script is the part from its first import on, when the part
+    above it is error output."""
+    if not block.fenced:
+        return None
+    lines = block.text.split("\n")
+    k = next((k for k, ln in enumerate(lines) if k and STRONG_START_RE.match(ln)
+              and not ln[:1].isspace()), 0)
+    if not k or not any(is_error_output(ln) for ln in lines[:k]):
+        return None
+    rest = "\n".join(lines[k:])
+    got = python_of(rest)
+    if got is None or got[2]:
+        return None
+    code, tree, _ = got
+    if not has_import(tree) or not does_something(tree) or looks_like_error_message(tree, code):
+        return None
+    return Code(block, code, tree, "script")
+
+
 def classify_block(block: Block) -> Code | None:
     lang = block.lang
     added = new_file_in_diff(block.text)
@@ -72,7 +94,7 @@ def classify_block(block: Block) -> Code | None:
         return None
     got = python_of(block.text)
     if got is None:
-        cut = _cut_script(block)
+        cut = _cut_script(block) or _script_after_output(block)
         if cut is not None:
             return cut
         first = next((ln for ln in block.text.split("\n") if ln.strip()), "")

@@ -27,6 +27,8 @@ from bot.extract.patterns import (
 from bot.extract.pysyntax import is_error_output, parse_py
 from bot.records import record
 
+_LANG_WORD_RE = lazyre.compile(r"[a-z0-9_+#.\-]*")
+
 
 @record
 class Source:
@@ -133,6 +135,9 @@ def split_blocks(name: str, text: str) -> list[Block]:
             continue
         start, end = tok.map
         lang = tok.info.strip().split()[0].lower().strip("{}.") if tok.info.strip() else ""
+        # (``python3=`` with HackMD's line numbers, ``python:repro.py`` naming the file)
+        word = _LANG_WORD_RE.match(lang)
+        lang = word.group(0) if word else lang
         lang = PY_VERSIONED_RE.sub(r"\1", lang)  # python3.10, py3.9, python-3 -> python / py
         prose = "\n".join(lines[prev_end:start])
         blocks.append(

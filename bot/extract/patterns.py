@@ -427,11 +427,30 @@ ADOPTS_RE = Pattern(
     re.I,
 )
 
+# Another commenter offers their script and asks the author to check it ("Can you confirm this
+# gives you the same error?"); the author's reply that opens with a yes ("yes, that is the same
+# error I see") adopts it.
+CONFIRM_ASK_RE = Pattern(
+    r"\b(?:can|could) you (?:please )?(?:confirm|check|verify)\b|"
+    r"\b(?:does|do) (?:this|that|it) (?:give|show|raise|reproduce|trigger|hit)\b[^?\n]{0,40}\?|"
+    r"\bis (?:this|that|it) the same (?:error|issue|problem|crash|failure)\b",
+    re.I,
+)
+CONFIRMS_RE = Pattern(
+    r"^\s*(?:yes|yep|yeah|yup|confirmed|i can confirm|exactly|correct)\b(?![^.\n]{0,40}\bbut\b)",
+    re.I,
+)
+
+# Another user's "same here" over a script of their own (not a quote of someone else's).
+SAME_HERE_RE = Pattern(r"^\W*(?:same here|same for me|same issue here|me too)\b", re.I | re.M)
+
 QUOTE_FAILS_TOO_RE = Pattern(
     r"\b(?:(?:also|too|as well|still|same)\b[^.\n]{0,40}\b(?:fails?|failing|crash\w*|errors?|"
     r"segfaults?|breaks?|broken|aborts?|n[o']t work\w*|does\s?n[o']t work\w*)|(?:fails?|failing|crash\w*|errors? out|segfaults?|breaks?)"
     r"\b[^.\n]{0,40}\b(?:too|also|as well|for me|on my (?:side|machine|end))|"
     r"(?:can|could) reproduce|reproduces? (?:it|this|the (?:issue|problem|bug|crash))|"
+    r"(?:triggers?|hits?|shows?) (?:it|this|the (?:issue|problem|bug|crash|error))"
+    r"(?: (?:for me|too|as well|on my (?:side|machine|end)))|"
     r"same (?:error|crash|failure|problem|issue|segfault|traceback))\b",
     re.I,
 )

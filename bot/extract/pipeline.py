@@ -61,9 +61,11 @@ from bot.extract.markdown import (
     sentence_around,
 )
 from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, reason_for
-from bot.extract.output import shown_after_unfenced, shown_output
+from bot.extract.output import MAX_SHOWN, shown_after_unfenced, shown_output
 from bot.extract.patterns import (
     ADOPTS_RE,
+    CONFIRM_ASK_RE,
+    CONFIRMS_RE,
     CONTINUES_RE,
     CORRECTED_RE,
     FIX_RE,
@@ -72,10 +74,18 @@ from bot.extract.patterns import (
     QUOTE_FAILS_TOO_RE,
     REPRO_WORDS_RE,
     RETRACTS_RE,
+    SAME_HERE_RE,
     SMALLER_RE,
     said_incomplete,
 )
-from bot.extract.pysyntax import free_names, imported_names, imports_only, parse_py, top_bindings
+from bot.extract.pysyntax import (
+    free_names,
+    imported_names,
+    imports_only,
+    parse_py,
+    session_output,
+    top_bindings,
+)
 from bot.extract.rules import offered_as_working, only_offered_as_working
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.testfuncs import with_test_calls
@@ -179,8 +189,8 @@ def extract_repro(issue: Issue) -> Repro:
         return with_cut_tail(with_file_note(with_args(fallback, all_author_text)))
 
     for name, raw in others:
-        if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)) or \
-                NOT_SAME_RE.search(raw):
+        if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)
+                or SAME_HERE_RE.search(raw)) or NOT_SAME_RE.search(raw):
             continue
         other = read_source(name, raw, by_author=False)
         blocks = own_blocks(other)
@@ -232,6 +242,10 @@ def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
         return replace(repro, shown_output=shown) if shown else repro
     src = next((s for s in sources if s.name == name), None)
     shown = shown_output(src, repro.blocks) if src is not None else ""
+    if not shown and repro.shape == "interactive" and src is not None:
+        # A ``>>>`` session shows what it printed under its own prompts.
+        shown = "\n".join(session_output(b.text) for b in src.blocks
+                          if b.label in repro.blocks).strip("\n")[:MAX_SHOWN]
     return replace(repro, shown_output=shown) if shown else repro
 
 
@@ -261,9 +275,11 @@ def repro_offered_as_working(blocks: list[Block], repro: Repro) -> bool:
 def adopted_script(issue: Issue) -> Repro | None:
     """The script another commenter posted (a maintainer's smaller one) that the author then
     adopts in a later comment ("let's use your script as the repro")."""
-    if not any(c.author == issue.author and ADOPTS_RE.search(c.body) for c in issue.comments):
+    if not any(c.author == issue.author and (ADOPTS_RE.search(c.body) or CONFIRMS_RE.search(c.body))
+               for c in issue.comments):
         return None  # (no other comment's markdown is read on every triage for nothing)
     candidate: Repro | None = None
+    asked = False  # the candidate's comment asks the author to confirm it
     for n, c in enumerate(issue.comments, start=1):
         if c.author != issue.author:
             other = read_source(f"comment{n}", c.body, by_author=False)
@@ -271,9 +287,12 @@ def adopted_script(issue: Issue) -> Repro | None:
             # (a python block, or a shell one: "python - <<'EOF' ... EOF")
             repro = from_blocks(other, blocks)[0] or shell_in_blocks(blocks)
             if repro is not None:
-                candidate = repro
-        elif candidate is not None and ADOPTS_RE.search(c.body):
+                candidate, asked = repro, bool(CONFIRM_ASK_RE.search(c.body))
+        elif candidate is not None and (ADOPTS_RE.search(c.body) or (
+                asked and CONFIRMS_RE.search(c.body) and not NOT_SAME_RE.search(c.body))):
             return candidate
+        elif candidate is not None:
+            asked = False  # the author answered something else first
     return None
 
 

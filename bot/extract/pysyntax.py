@@ -207,12 +207,16 @@ def is_docstring(stmt: ast.stmt) -> bool:
 
 
 def strip_prompts(lines: list[str]) -> str | None:
-    """A ``>>>`` / ``In [1]:`` session as a script: prompts stripped, printed output dropped."""
+    """A ``>>>`` / ``In [1]:`` session as a script: prompts stripped, printed output dropped.
+    An expression typed at a prompt whose value the session shows below it is printed, as the
+    interpreter did (:func:`_displayed`)."""
     out: list[str] = []
     in_code = False
     in_cell = False  # inside a notebook cell: its lines are code as they stand
     seen = False
     failed = False  # an error was printed: later statements are side checks, not the repro
+    typed = -1  # the line of ``out`` that the last prompt typed
+    shown: set[int] = set()  # those followed by printed output
     for ln in lines:
         m = PROMPT_RE.match(ln)
         if (m or IPY_IN_RE.match(ln)) and failed:
@@ -227,11 +231,13 @@ def strip_prompts(lines: list[str]) -> str | None:
             continue
         in_cell = False
         if m:
+            typed = len(out)
             out.append(m.group(2) or "")
             in_code = seen = True
             continue
         m = IPY_IN_RE.match(ln)
         if m:
+            typed = len(out)
             out.append(ln[m.end():])
             in_code = seen = True
             continue
@@ -246,9 +252,60 @@ def strip_prompts(lines: list[str]) -> str | None:
                 continue
         in_code = False  # printed output, a traceback, Out[n]: ...
         failed = failed or is_error_output(ln)
+        if failed:
+            shown.discard(typed)  # its output is an error, not a value
+        elif ln.strip() and typed >= 0:
+            shown.add(typed)
     if not seen:
         return None
+    return _displayed("\n".join(out), shown)
+
+
+def session_output(text: str) -> str:
+    """What a ``>>>`` / ``In [1]:`` session shows printed, up to its first error: the lines
+    that are not typed at a prompt (``Out[3]:`` prefixes dropped). "" for a notebook's cells or
+    a session that shows nothing."""
+    lines = text.split("\n")
+    if any(IPY_CELL_RE.match(ln) for ln in lines):
+        return ""
+    out: list[str] = []
+    in_code = seen = False
+    for ln in lines:
+        if PROMPT_RE.match(ln) or IPY_IN_RE.match(ln):
+            in_code = seen = True
+            continue
+        if in_code and (CONTINUATION_RE.match(ln) or IPY_CONT_RE.match(ln)):
+            continue
+        in_code = False
+        if is_error_output(ln):
+            break
+        if ln.strip() and seen:  # (not the interpreter's banner above the first prompt)
+            out.append(re.sub(r"^\s*Out\[\d*\]:\s?", "", ln))
     return "\n".join(out)
+
+
+def _displayed(script: str, shown: set[int]) -> str:
+    """The interactive interpreter prints the value of an expression typed at its prompt; a
+    script does not. An expression statement on one line whose value the session shows
+    (``>>> vm["main"](x).numpy()`` then ``array(-112, dtype=int8)``) becomes
+    ``print(repr(...))``, so the run prints what the session showed."""
+    if not shown:
+        return script
+    try:
+        tree = ast.parse(script)
+    except (SyntaxError, ValueError):
+        return script
+    lines = script.split("\n")
+    for stmt in tree.body:
+        k = stmt.lineno - 1
+        if (k not in shown or not isinstance(stmt, ast.Expr) or stmt.end_lineno != stmt.lineno
+                or isinstance(stmt.value, ast.Constant)
+                or (isinstance(stmt.value, ast.Call) and call_tail(stmt.value) == "print")):
+            continue
+        src = ast.get_source_segment(script, stmt.value)
+        if src is not None and lines[k].strip() == src.strip():
+            lines[k] = f"print(repr({src.strip()}))"
+    return "\n".join(lines)
 
 
 def is_error_output(line: str) -> bool:

@@ -73,7 +73,8 @@ _RUNS_PY_FILE_RE = lazyre.compile(r"^\s*(?:\$\s*)?python[\d.]*\s+(?:-\S+\s+)*[\w
 def heredoc_output(text: str) -> str:
     """What the shell log shows the heredoc's script printing: the lines after ``python - <<EOF
     ... EOF`` (or after the ``python repro.py`` that runs a ``cat > repro.py <<EOF`` file), up to
-    the next prompt; "" when there are none."""
+    the next prompt, or after the ``$ python repro.py`` that runs a file shown by ``$ cat
+    repro.py``; "" when there are none."""
     lines = text.split("\n")
     for k, ln in enumerate(lines):
         m = HEREDOC_HEAD_RE.search(ln) if "<<" in ln else None
@@ -89,13 +90,23 @@ def heredoc_output(text: str) -> str:
             if run is None:
                 return ""
             start = run + 1
-        out: list[str] = []
-        for nxt in lines[start:]:
-            if SHELL_LINE_RE.match(nxt) or PROMPT_LINE_RE.match(nxt):
-                break
-            out.append(nxt)
-        return "\n".join(out).strip("\n")
-    return ""
+        return _printed_from(lines, start)
+    # ``$ cat repro.py`` showing the file, then ``$ python repro.py`` and what it printed
+    cat = next((k for k, ln in enumerate(lines) if CAT_RE.match(ln)), None)
+    if cat is None:
+        return ""
+    run = next((j for j in range(cat + 1, len(lines)) if _RUNS_PY_FILE_RE.match(lines[j])
+                and SHELL_LINE_RE.match(lines[j])), None)
+    return _printed_from(lines, run + 1) if run is not None else ""
+
+
+def _printed_from(lines: list[str], start: int) -> str:
+    out: list[str] = []
+    for nxt in lines[start:]:
+        if SHELL_LINE_RE.match(nxt) or PROMPT_LINE_RE.match(nxt):
+            break
+        out.append(nxt)
+    return "\n".join(out).strip("\n")
 
 
 def heredoc_body(text: str) -> str | None:

@@ -360,11 +360,29 @@ def _printed_value(stdout: str, values: tuple[str, ...]) -> str:
     wants = [w for w in (_ATOM_RE.findall(v) for v in values) if w]
     if not wants:
         return ""
-    for line in stdout.split("\n")[-400:]:
+    for line in _printed_chunks(stdout.split("\n")[-400:]):
         got = _ATOM_RE.findall(line)
         if got and any(_same_atoms(got, w) for w in wants):
             return " ".join(line.split())
     return ""
+
+
+def _printed_chunks(lines: list[str]) -> list[str]:
+    """The printed lines, with an array numpy spread over several lines (``[[2. 2. 2.]`` then
+    `` [2. 2. 2.]]``) joined into one."""
+    out: list[str] = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        depth = line.count("[") - line.count("]")
+        j = k
+        while depth > 0 and j + 1 < len(lines) and j - k < 50:
+            j += 1
+            line += " " + lines[j]
+            depth += lines[j].count("[") - lines[j].count("]")
+        out.append(line if depth == 0 else lines[k])
+        k = j + 1 if depth == 0 else k + 1
+    return out
 
 
 def _same_atoms(got: list[str], want: list[str]) -> bool:

@@ -246,7 +246,7 @@ def _misspelt(name: str, bound: set[str]) -> bool:
     of case 1, at most (len(a) + len(b) + 3) / 3."""
     if len(name) < 4:
         return False  # (``mod`` beside ``mods``, ``x`` beside ``y``: other names, not slips)
-    return any(abs(len(name) - len(b)) <= 1 and len(b) >= 4
+    return any(abs(len(name) - len(b)) <= 1 and len(b) >= 3
                and b.rstrip("0123456789_s") != name.rstrip("0123456789_s")
                and _distance(name, b) <= (len(name) + len(b) + 3) * 2 // 6 for b in bound)
 

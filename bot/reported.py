@@ -74,6 +74,7 @@ from bot.vocabulary import (
     REPORTED_WRONG_RE,
     SCRIPT_ERROR_TYPES,
     SECTION_RE,
+    SHOULD_NOT_HOLD_RE,
     TEMPLATE_LINE_RE,
     TEMPLATE_PROSE_RE,
     TVM_DIAG_RES,
@@ -256,6 +257,25 @@ _ASSERT_STMT_RE = lazyre.compile(r"(?:^|[;:]\s*)assert\b", re.M)
 _ASSERTION_WORD_RE = lazyre.compile(r"\bAssertionError\b(?!:)")
 
 
+def _output_should_not_hold(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """The report shows the script's output and says something in it should not be there ("the
+    printed IR contains a `T.where(...)` line. I think this line should not be there"): the
+    output is the wrong result (the run is compared with the output shown). Without shown
+    output such a complaint stays a pass that should not be one (wasteful IR)."""
+
+    def finder(lines: list[_Line]) -> Reported | None:
+        if not repro.shown_output:
+            return None
+        for ln in _body_first(lines):
+            m = SHOULD_NOT_HOLD_RE.search(ln.text)
+            if m and not ln.fenced and not _expectation(ln) and not _negated(ln.text, m.start()):
+                return Reported(Outcome.WRONG_RESULT, signature=_sentence(ln.text, m.group(0)),
+                                evidence=(ln.text.strip(),))
+        return None
+
+    return finder
+
+
 def _negated(text: str, start: int) -> bool:
     return bool(NEGATION_RE.search(text[max(0, start - 40) : start]))
 
@@ -278,6 +298,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _error_quoted,
         _error_said,
         _hang,
+        _output_should_not_hold(repro),
         _wrong_words,
         _assertion_named(repro),
         _loose_crash,
@@ -430,13 +451,17 @@ def _traceback_pasted_without_crash(lines: list[_Line]) -> bool:
 
 
 def _internal(lines: list[_Line]) -> Reported | None:
-    for ln in _body_first(lines):  # the check as pasted, before a title's words about it
-        m = CHECK_FAILED_RE.search(ln.text)
-        if m and not (not ln.fenced and _COMPARISON_RE.search(ln.text[:m.start()])):
-            # (not another op's check quoted "for comparison" in a sentence)
-            return Reported(
-                Outcome.INTERNAL_ERROR, signature=m.group(0).strip(), evidence=(ln.text.strip(),)
-            )
+    # the check as pasted, with its condition ("Check failed: (x == y) is false"), before words
+    # that only name one ("throws an InternalError (Check failed) instead of a ValueError")
+    for with_condition in (True, False):
+        for ln in _body_first(lines):  # (before a title's words about it)
+            m = CHECK_FAILED_RE.search(ln.text)
+            if m is None or (with_condition and not m.group(0).startswith("Check failed:")):
+                continue
+            if not (not ln.fenced and _COMPARISON_RE.search(ln.text[:m.start()])):
+                # (not another op's check quoted "for comparison" in a sentence)
+                return Reported(Outcome.INTERNAL_ERROR, signature=m.group(0).strip(),
+                                evidence=(ln.text.strip(),))
     for ln in lines:
         m = INTERNAL_RE.search(ln.text)
         if m and ":" in m.group(0):
@@ -1032,10 +1057,16 @@ _SPEED_RE = lazyre.compile(
     r"|\b(?:\d+ ?%|most|half) of (?:the |our )?(?:run ?time|latency|inference time)\b", re.I)
 
 
+# Speed as a side effect of the complaint ("the predicate is redundant and it makes codegen
+# slower"): the complaint is what the IR holds, not how fast it runs.
+_SPEED_AS_CONSEQUENCE_RE = lazyre.compile(
+    r"\b(?:makes?|making|made|could make|might make|may make)\s+(?:\w+\s+){0,3}slower\b", re.I)
+
+
 def _speed(lines: list[_Line]) -> _Line | None:
     """The reporter's words (title or prose, not a log) that complain about speed."""
     return next((ln for ln in lines if not ln.fenced and not _expectation(ln)
-                 and _SPEED_RE.search(ln.text)), None)
+                 and _SPEED_RE.search(_SPEED_AS_CONSEQUENCE_RE.sub(" ", ln.text))), None)
 
 
 def _passed(issue: Issue, lines: list[_Line], *, with_script: bool) -> Reported | None:

@@ -440,6 +440,16 @@ REPORTED_WRONG_RE = lazyre.compile(
     # "well_formed says False after copying main" (a check's answer, not "should return True")
     r"|\b(?:returns|returned|says|said|gives|gave|prints|printed|reports|reported)\s+`?"
     r"(?:False|True)\b`?(?!\s+(?:as expected|correctly|like it should)\b)"
+    # "sqrt of int32 truncates silently", "silently wraps around", "I get truncated integers"
+    r"|\bsilently (?:truncat|round|overflow|wrap|clamp|saturat|drop|discard|los|corrupt|zero)\w*"
+    r"|\b(?:truncat|overflow|wrap)\w*\s+(?:\w+\s+)?silently\b"
+    r"|\b(?:get|got|gives?|gave|returns?|returned)\s+(?:\w+\s+)?(?:truncated|wrapped|overflowed)\b"
+    # the simplifier leaves what it should fold: "floordiv(x + 1, 2) * 2 is not simplified"
+    r"|\b(?:is|are|was|were|isn't|aren't|wasn't|weren't)\s+(?:not\s+|never\s+)?"
+    r"(?:simplified|folded|canonicali[sz]ed)\b(?<!\bis simplified)(?<!\bare simplified)"
+    r"(?<!\bwas simplified)(?<!\bwere simplified)"
+    r"|\b(?:fails?|failed) to (?:simplify|fold|canonicali[sz]e)\b"
+    r"|\b(?:does not|doesn't|did not|didn't|cannot|can't) (?:get )?(?:simplif(?:y|ied)|fold)\b"
     # "the mean is way off", "off by 3 million", "max abs diff 0.5 vs numpy"
     r"|\b(?:way|completely|totally|wildly|badly) off\b|\boff by (?:about |~)?\d"
     # "the sum gets stuck at 16777216" (a value that stops growing)
@@ -471,7 +481,9 @@ VALUE_ATOM_RE = lazyre.compile(r"\d|\bnan\b|\binf\b|\bTrue\b|\bFalse\b")
 VALUE_TVM_SIDE_RE = lazyre.compile(
     r"\b(?:tvm|relax|tir|tirx|compiled|the vm|our build|(?:it|this)\s+(?:gives|returns|outputs|"
     r"prints|produces|yields)|i (?:get|got|see)|we (?:get|got|see)|actual(?:ly)?|(?:result|output) "
-    r"(?:is|was))\b", re.IGNORECASE,
+    r"(?:is|was))\b"
+    # the script's own output, its subject left out: "Prints `True`. Expected: False"
+    r"|^\W*(?:prints|printed|returns|returned|outputs|gives|gave|shows)\b", re.IGNORECASE,
 )
 VALUE_REFERENCE_SIDE_RE = lazyre.compile(
     _REFERENCE + r"|\b(?:expected|expect|should|correct|right answer|instead of|rather than|"
@@ -483,6 +495,17 @@ REFERENCE_RAISES_RE = lazyre.compile(
     r"\b" + _REFERENCE + r"[^.;`]{0,30}\b(?:raises?|raised|throws?|threw|gives?|reports?|rejects?|"
     r"errors? out with)\b[^.;`]{0,15}[`'\"*\s]*$", re.IGNORECASE,
 )
+# The output holds what it should not: "this line should not be there", "an unnecessary
+# `T.where` predicate", "redundant casts" (read as a wrong result where the report shows the
+# output it means).
+SHOULD_NOT_HOLD_RE = lazyre.compile(
+    r"\bshould(?:n't| not) (?:be (?:there|here|present|generated|emitted|printed|added|inserted)\b"
+    r"|appear\b|exist\b)"
+    r"|\b(?:unnecessary|redundant|spurious|superfluous|useless|unneeded) (?:`[^`\n]{1,60}`|T\.\w+|"
+    r"predicates?|casts?|copies|copy|loops?|lines?|checks?|allocations?|statements?|"
+    r"instructions?|blocks?|branch(?:es)?|conditions?)",
+    re.IGNORECASE,
+)
 GENERIC_FAIL_RE = lazyre.compile(
     r"\bfail(?:s|ed|ure|ing)?\b|\berrors?\b|\bexceptions?\b|\bthrows?\b|\braises?\b"
     r"|\bcannot (?:be )?(?:compile|build|parse|run|import|load)d?\b|\bbroken\b",
@@ -491,7 +514,9 @@ GENERIC_FAIL_RE = lazyre.compile(
 PASSED_RE = lazyre.compile(
     r"\b(?:works?|worked|working|runs?|ran) (?:fine|well|correctly|as expected|properly|ok)\b"
     r"|\bno (?:errors?|exceptions?|problems?|crash(?:es)?)\b|\bwithout (?:any )?(?:errors?|problems?)\b"
-    r"|\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\bpasses\b"
+    r"|\bsucceed(?:s|ed)?\b|\bsuccessfully\b"
+    # "the test passes (now)", not "the VM passes the input straight through"
+    r"|\bpasses\b(?=\s*(?:[.,;:!)]|$|(?:now|fine|ok|again|without|with no|for me|here|on)\b))"
     # "The result is correct (matches np.add.at), but compiling prints a warning"
     r"|\b(?:the )?(?:results?|outputs?|values?|numbers?|answers?) (?:is|are|looks?|seems?) "
     r"(?:(?:all |still )?(?:correct|right))\b"
@@ -531,6 +556,8 @@ TVM_DIAG_RES: tuple[re.Pattern[str], ...] = (
     # Messages that read as prose (one is a question), quoted with no "XxxError:" in front,
     # often alone as the title: "Did you forget to bind?" (memory verification of GPU code).
     lazyre.compile(r"\b(?:[Dd]id you forget to bind\?|[Mm]emory verification failed\b)[^\n`\"]*"),
+    # A schedule primitive's refusal, pasted without its ScheduleError header
+    lazyre.compile(r"^\s*Error message: \S[^\n`]*"),
     lazyre.compile(
         # (the src/ check is a lookahead: "\S*src/\S+\.cc" backtracked over "src/src/src/...")
         r"^\s*\[\d{2}:\d{2}:\d{2}\] (?=\S*(?:src|include)/\S)[^\s:]*\.(?:cc|h|cpp):\d+: "

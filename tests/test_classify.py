@@ -1338,6 +1338,11 @@ _VALUES = Reported(Outcome.WRONG_RESULT, "wrong", values=("[0. nan 2.]",))
         ("[2. nan 0.]\n", _VALUES, Outcome.PASSED),
         ("[True, False]\n", Reported(Outcome.WRONG_RESULT, "w", values=("[1, 0]",)),
          Outcome.PASSED),
+        # an array numpy prints over several lines
+        ("tvm:\n[[1. 1. 1.]\n [1. 1. 1.]]\n",
+         Reported(Outcome.WRONG_RESULT, "w", values=("[[1,1,1],[1,1,1]]",)), Outcome.WRONG_RESULT),
+        ("tvm:\n[[2. 2. 2.]\n [2. 2. 2.]]\n",
+         Reported(Outcome.WRONG_RESULT, "w", values=("[[1,1,1],[1,1,1]]",)), Outcome.PASSED),
         # the report does not call it wrong
         ("TVM  : [ 0. nan  2.]\n", Reported(Outcome.CRASH, "segfault", values=("[0. nan 2.]",)),
          Outcome.PASSED),

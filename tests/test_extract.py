@@ -2230,3 +2230,62 @@ def test_the_author_confirms_a_maintainers_reduced_script(ask: str, answer: str,
                             ("alice", answer)))
     assert r.found
     assert (r.blocks == ("comment1#0",)) is taken, r.blocks
+
+
+def test_a_notebook_cell_shows_its_last_expression() -> None:
+    body = f"""\
+    {F}
+    In [1]: import numpy as np
+
+    In [2]: x = np.array([1, 2, 3, 5])
+       ...: x.mean(), x.sum()
+    Out[2]: (np.float64(2.75), np.int64(11))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import numpy as np\nx = np.array([1, 2, 3, 5])\nprint(repr((x.mean(), x.sum())))\n")
+    assert r.shown_output == "(np.float64(2.75), np.int64(11))"
+
+
+def test_a_minimized_script_below_the_full_one_is_the_repro() -> None:
+    body = f"""\
+    Original script (needs our data files, cannot share):
+    {F}python
+    import numpy as np
+    import tvm
+    emb = np.load("embedding_table.npy")
+    print(tvm.runtime.tensor(emb))
+    {F}
+    Minimized, no data files needed:
+    {F}python
+    import numpy as np
+    import tvm
+    print(tvm.runtime.tensor(np.ones(4)))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, "import numpy as np\nimport tvm\nprint(tvm.runtime.tensor(np.ones(4)))\n")
+
+
+def test_output_under_actual_behavior_after_a_comparison_in_words() -> None:
+    body = f"""\
+    ### Actual behavior
+
+    For -1.0 I get 0 instead of 255. In-range values are fine.
+
+    {F}
+    tvm    [  0 255 255   3]
+    numpy  [255  44 255   3]
+    {F}
+
+    ### Steps to reproduce
+
+    {F}python
+    import numpy as np
+    import tvm
+    print("tvm   ", np.array([0, 255, 255, 3]))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.found
+    assert r.shown_output.startswith("tvm    [  0 255 255   3]")

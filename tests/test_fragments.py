@@ -120,6 +120,7 @@ UNBOUND_TABLE = [
     # (Python's NameError says "Did you mean: 'expected'?")...
     ("expected = 1\nout = 2\nassert out == expectd\n", (), (), True),
     ("x_nd = 1\nprint(x_np)\n", (), (), True),
+    ("ref = 1\nprint(reff)\n", (), (), True),
     # ... but a short name, or one that differs by a number or a plural, is another name
     ("mods = []\nprint(mod)\n", ("mod",), ("mod",), True),
     ("model2 = 1\nprint(model1)\n", ("model1",), ("model1",), True),

@@ -1284,3 +1284,56 @@ def test_tvms_log_warning_about_segfaults_is_not_a_crash() -> None:
     got = parse_reported(Issue(title="R.take differs from numpy.take", body=_WRONG_BODY + text,
                                author="alice"), REPRO)
     assert got is not None and got.outcome == Outcome.WRONG_RESULT, got
+
+
+@pytest.mark.parametrize(
+    ("title", "text", "outcome", "sig"),
+    [
+        # a schedule primitive's refusal pasted without its header
+        ("sch.split raises", "the error:\n\n    Error message: The product of factors is not "
+         "larger than or equal to the extent of loop tirx.For#0\n", Outcome.TVM_ERROR,
+         "The product of factors"),
+        # the simplifier leaves what it should fold
+        ("arith: floordiv(x + 1, 2) * 2 is not simplified", "I expected `x + 1` here.",
+         Outcome.WRONG_RESULT, "is not simplified"),
+        # silent truncation
+        ("sqrt of int32 tensor truncates silently", "With TVM I get truncated integers, numpy "
+         "gives float.", Outcome.WRONG_RESULT, "truncat"),
+        # "passes the input straight through" is no pass; the values under the template are
+        ("call_pure_packed returns stale output", "### Expected behavior\n`[[2,2,2],[2,2,2]]`\n\n"
+         "### Actual behavior\nI get `[[1,1,1],[1,1,1]]`: the VM passes the input straight "
+         "through.\n", Outcome.WRONG_RESULT, "[[1,1,1],[1,1,1]]"),
+        # a check named in words yields to the check pasted with its condition
+        ("topi.transpose repeated axes", "`topi.transpose` with axes `(0, 2, 2)` throws an "
+         "InternalError (Check failed) instead of a ValueError.\n\n```\ntvm.error.InternalError: "
+         "Check failed: (new_axis != axes[j]) is false: repeated axis in transpose\n```",
+         Outcome.INTERNAL_ERROR, "Check failed: (new_axis != axes[j]) is false"),
+    ],
+)
+def test_reported_table_session_14(title: str, text: str, outcome: Outcome, sig: str) -> None:
+    got = parse_reported(Issue(title=title, body=body(text), author="alice"), REPRO)
+    assert got is not None
+    assert got.outcome == outcome, got
+    assert sig in got.signature or sig in got.values, got
+
+
+def test_the_output_holds_a_line_that_should_not_be_there() -> None:
+    text = ("The printed IR contains a `T.where(i < 100)` line. I think this line should not be "
+            "there, and it makes codegen slower.")
+    shown = Repro(found=True, script=SCRIPT, blocks=("body#0",), shape="fenced",
+                  shown_output="T.where(i_0 * 32 + i_1 < 100)\n")
+    got = parse_reported(Issue(title="split prints a predicate", body=body(text), author="alice"),
+                         shown)
+    assert got is not None and got.outcome == Outcome.WRONG_RESULT, got
+    assert not got.about_speed  # the speed is a side effect, not the complaint
+    # without the output shown, the run has nothing to compare: not a wrong result
+    got = parse_reported(Issue(title="split prints a predicate", body=body(text), author="alice"),
+                         REPRO)
+    assert got is None or got.outcome != Outcome.WRONG_RESULT, got
+
+
+def test_a_value_the_script_prints_with_its_subject_left_out() -> None:
+    text = "SSA is violated, but `verify_well_formed` returns True.\n\nPrints `True`. Expected: False."
+    got = parse_reported(Issue(title="verify_well_formed accepts a bad function", body=body(text),
+                               author="alice"), REPRO)
+    assert got is not None and got.values == ("True",), got

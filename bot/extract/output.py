@@ -121,6 +121,11 @@ def _is_shown_output(b: Block) -> bool:
     if _is_program(b.text):
         return False
     intro = last_paragraph(b.prose)
+    actual = b.section.lower().startswith("actual")
+    if actual:
+        # under "Actual behavior" the prose may compare with what was expected ("I get 0
+        # instead of 255"); only the sentence leading into the block can make it the expected one
+        intro = re.split(r"(?<=[.!?])\s+", intro.strip())[-1]
     if _EXPECTED_WORDS_RE.search(intro) or b.section.lower().startswith("expected"):
         return False
-    return bool(_OUTPUT_WORDS_RE.search(intro)) or b.section.lower().startswith("actual")
+    return bool(_OUTPUT_WORDS_RE.search(intro)) or actual

@@ -250,7 +250,10 @@ SMALLER_RE = Pattern(
     r"\b(?:reduced|minimi[sz]ed|shrank|shrunk)\s+(?:it|this)\b|"
     r"\b(?:cut|boiled|narrowed|stripped|trimmed)\s+(?:it|this|the \w+)\s+down\b|"
     # "I trimmed the script too much when pasting": the one above is not the repro
-    r"\b(?:trimmed|cut|stripped|simplified|reduced)\s+(?:it|this|the \w+)\s+too much\b",
+    r"\b(?:trimmed|cut|stripped|simplified|reduced)\s+(?:it|this|the \w+)\s+too much\b|"
+    # "Minimized, no data files needed:" (the word alone, opening the paragraph)
+    r"(?m:^)\W{0,3}(?:minimi[sz]ed|reduced|simplified)\s*[,:(\u2014-]|"
+    r"\bno (?:data |model |external |extra )?files? (?:needed|required)\b",
     re.I,
 )
 

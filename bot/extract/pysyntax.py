@@ -215,7 +215,7 @@ def strip_prompts(lines: list[str]) -> str | None:
     in_cell = False  # inside a notebook cell: its lines are code as they stand
     seen = False
     failed = False  # an error was printed: later statements are side checks, not the repro
-    typed = -1  # the line of ``out`` that the last prompt typed
+    typed = -1  # the last line of ``out`` typed at a prompt (or its continuation)
     shown: set[int] = set()  # those followed by printed output
     for ln in lines:
         m = PROMPT_RE.match(ln)
@@ -244,10 +244,14 @@ def strip_prompts(lines: list[str]) -> str | None:
         if in_code:
             m = CONTINUATION_RE.match(ln)
             if m:
+                if (m.group(1) or "").strip():
+                    typed = len(out)
                 out.append(m.group(1) or "")
                 continue
             m = IPY_CONT_RE.match(ln)
             if m:
+                if ln[m.end():].strip():
+                    typed = len(out)
                 out.append(ln[m.end():])
                 continue
         in_code = False  # printed output, a traceback, Out[n]: ...
@@ -303,8 +307,12 @@ def _displayed(script: str, shown: set[int]) -> str:
                 or (isinstance(stmt.value, ast.Call) and call_tail(stmt.value) == "print")):
             continue
         src = ast.get_source_segment(script, stmt.value)
-        if src is not None and lines[k].strip() == src.strip():
-            lines[k] = f"print(repr({src.strip()}))"
+        if src is None or lines[k].strip() != src.strip():
+            continue
+        src = src.strip()
+        if isinstance(stmt.value, ast.Tuple) and not src.startswith("("):
+            src = f"({src})"  # ``out.numpy(), np.mean(x)`` shows the tuple
+        lines[k] = f"print(repr({src}))"
     return "\n".join(lines)
 
 

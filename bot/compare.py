@@ -299,6 +299,14 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
     same_class = rep_outcome == cls.outcome or (rep_outcome in TVM_SIDE and cls.outcome in TVM_SIDE)
     if same_class and signatures_match(reported.signature, cls.signature):
         return Comparison(Verdict.REPRODUCED, (*ev, "same failure as reported"))
+    said = reported.signature.removeprefix("Error message:").strip()
+    if same_class and said and any(
+            e.startswith("Error message:")
+            and signatures_match(said, e.removeprefix("Error message:").strip())
+            for e in cls.evidence):
+        # a schedule primitive's refusal: its header names the primitive, its "Error message:"
+        # line says what the report quotes
+        return Comparison(Verdict.REPRODUCED, (*ev, "same schedule error as reported"))
     if same_class and cls.outcome in TVM_SIDE and _only_backtrace_note(reported.signature):
         # The reporter's TVM hid its message behind the TVM_BACKTRACE note; the bot runs with
         # TVM_BACKTRACE=1 and sees it: nothing to compare but the kind, and the kind agrees.

@@ -373,3 +373,23 @@ def test_a_report_that_only_saw_the_backtrace_note(reported_sig: str, verdict: V
 def test_the_same_failed_check_quoted_with_other_words(reported: str, observed: str,
                                                        same: bool) -> None:
     assert signatures_match(reported, observed) is same
+
+
+@pytest.mark.parametrize(
+    ("said", "verdict"),
+    [
+        ("Error message: The product of factors is not larger than or equal to the extent of "
+         "loop tirx.For#0", V.REPRODUCED),
+        ("The product of factors is not larger than or equal to the extent", V.REPRODUCED),
+        ("Error message: The block B is an output block", V.DIFFERENT_FAILURE),
+    ],
+)
+def test_a_schedule_error_is_matched_by_its_error_message_line(said: str, verdict: V) -> None:
+    observed = Classification(
+        Oc.TVM_ERROR,
+        signature="ScheduleError: An error occurred in the schedule primitive 'split'.",
+        evidence=("ScheduleError: An error occurred in the schedule primitive 'split'.",
+                  "Error message: The product of factors is not larger than or equal to the "
+                  "extent of loop tirx.For#0"),
+    )
+    assert compare(rep(Oc.TVM_ERROR, said), observed).verdict == verdict

@@ -445,7 +445,7 @@ CONFIRMS_RE = Pattern(
 )
 
 # Another user's "same here" over a script of their own (not a quote of someone else's).
-SAME_HERE_RE = Pattern(r"^\W*(?:same here|same for me|same issue here|me too)\b", re.I | re.M)
+SAME_HERE_RE = Pattern(r"^\W{0,3}(?:same here|same for me|same issue here|me too)\b", re.I | re.M)
 
 QUOTE_FAILS_TOO_RE = Pattern(
     r"\b(?:(?:also|too|as well|still|same)\b[^.\n]{0,40}\b(?:fails?|failing|crash\w*|errors?|"

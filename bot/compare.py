@@ -288,6 +288,12 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
             (*ev, "the issue quotes no error; the run fails in the script's own code"),
         )
     assert rep_outcome is not None
+    if rep_outcome == Outcome.PASSED and reported.about_acceptance and cls.outcome == Outcome.TVM_ERROR:
+        # "TVM silently accepts an out-of-range constant": TVM now refuses it with its own error.
+        return Comparison(
+            Verdict.NOT_REPRODUCED,
+            (*ev, "the report says TVM accepts this without a word; TVM now refuses it with its own error"),
+        )
     if rep_outcome == Outcome.PASSED:
         return Comparison(
             Verdict.DIFFERENT_FAILURE, (*ev, "the reporter saw it work; here it fails")

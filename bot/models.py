@@ -210,6 +210,10 @@ class Reported:
     # Values the reporter quotes in inline code as what TVM gave ("TVM gives `[0. nan 2.]` but
     # numpy gives ..."): a run that prints them shows the same wrong result.
     values: tuple[str, ...] = ()
+    # It ran to the end for the reporter, and the complaint is that TVM took it ("silently
+    # accepts an out-of-range constant", "shouldn't TVM reject this?"): TVM refusing it now with
+    # its own error is the fix the report asks for.
+    about_acceptance: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -220,6 +224,8 @@ class Reported:
             out["about_speed"] = True
         if self.values:
             out["values"] = list(self.values)
+        if self.about_acceptance:
+            out["about_acceptance"] = True
         return out
 
 

@@ -344,6 +344,9 @@ def _reported_line(t: Triage) -> str:
     if rep.outcome == Outcome.PASSED and rep.about_speed:
         return ("**The report says:** the script runs, too slowly. One run on a shared worker "
                 "cannot judge speed, so the bot does not.")
+    if rep.outcome == Outcome.PASSED and rep.about_acceptance:
+        return ("**The report says:** TVM accepts this without an error, and it should "
+                "refuse it.")
     if rep.outcome == Outcome.PASSED:
         return "**The report says:** the script worked for the reporter."
     return f"**The report says:** {what}."

@@ -49,6 +49,7 @@ from bot.tracebacks import (
     parse_last_error,
 )
 from bot.vocabulary import (
+    ACCEPTED_RE,
     ACTUAL_LINE_RE,
     BACKTRACE_NOTE_RE,
     CANNOT_IMPORT_RE,
@@ -978,7 +979,8 @@ def _expected_vs_actual(lines: list[_Line]) -> Reported | None:
     if not filled("expected") or not actual or any(_PERF_RE.search(ln.text) for ln in actual):
         return None
     shown = next((ln for ln in actual if any(ch.isdigit() for ch in ln.text)), None)
-    if shown is None or any(PASSED_RE.search(ln.text) for ln in actual):
+    if shown is None or any(PASSED_RE.search(ln.text) or ACCEPTED_RE.search(ln.text)
+                            for ln in actual):
         return None
     if any(not _negated(ln.text, m.start()) for ln in actual
            for m in GENERIC_FAIL_RE.finditer(ln.text)):
@@ -1077,9 +1079,10 @@ def _passed(issue: Issue, lines: list[_Line], *, with_script: bool) -> Reported 
         if _expectation(ln):
             continue
         for sentence in re.split(r"(?<=[.!?;])\s+", ln.text):
-            if PASSED_RE.search(sentence) and not ELSEWHEN_RE.search(sentence):
+            accepted = ACCEPTED_RE.search(sentence) is not None
+            if (accepted or PASSED_RE.search(sentence)) and not ELSEWHEN_RE.search(sentence):
                 return Reported(Outcome.PASSED, signature="", evidence=(ln.text.strip(),),
-                                about_speed=speed is not None)
+                                about_speed=speed is not None, about_acceptance=accepted)
     if speed is not None:  # it ran, and too slowly
         return Reported(Outcome.PASSED, signature="", evidence=(speed.text.strip(),),
                         about_speed=True)

@@ -369,7 +369,8 @@ MACHINE_CRASH_RE = lazyre.compile(
 )
 NEGATION_RE = lazyre.compile(
     # (within its clause: "no error, but the output is all zeros" negates only the error)
-    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b(?:(?!\bbut\b)[^.;:]){0,30}$"
+    # ("it does not complain, it just segfaults": "just" turns the clause as "but" does)
+    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b(?:(?!\b(?:but|just)\b)[^.;:]){0,30}$"
     # the same in Chinese: "没有报错, 也没有 segfault" (no error, and no segfault either)
     r"|(?:没有|没|不是|并非|不会)(?:(?!但)[^。；：.;:,，]){0,12}$",
     re.IGNORECASE
@@ -424,6 +425,11 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|\bexpected\b(?:[^.]|\.(?=\d)){0,60}\bbut (?:got|get|is|was)\b"
     r"|\bshould (?:be|return)\b(?:[^.]|\.(?=\d)){0,60}\bbut\b"
     r"|\bnon-?deterministic\b|\bNaNs?\b"
+    # "TVM gives 4 but numpy gives 3", "it returns `[0 1]` whereas torch returns `[1 1]`"
+    r"|\b(?:gives?|gave|returns?|returned|prints?|printed|outputs?|produces?|produced|got)\s+"
+    r"[^\n]{1,40}?\s(?:but|while|whereas)\s+(?:numpy|np|torch|pytorch|onnx ?runtime|ort|tensorflow"
+    r"|tf|jax|scipy|the reference|reference)\s+(?:gives?|gave|returns?|returned|prints?|printed"
+    r"|outputs?|produces?|produced|says?|has|got)\b"
     # "the output is all zeros", "returns all-zero tensors", "the result is all NaN"
     r"|\b(?:outputs?|results?|values?|tensors?|arrays?)\s+(?:is|are|was|were|come back|comes back)\s+"
     r"(?:all|only|just)\s+(?:zeros?|0s?|nans?|infs?)\b"
@@ -520,8 +526,6 @@ PASSED_RE = lazyre.compile(
     # "The result is correct (matches np.add.at), but compiling prints a warning"
     r"|\b(?:the )?(?:results?|outputs?|values?|numbers?|answers?) (?:is|are|looks?|seems?) "
     r"(?:(?:all |still )?(?:correct|right))\b"
-    # "TVM silently accepts it", "accepts the invalid axis without an error"
-    r"|\bsilently accept(?:s|ed)?\b|\baccept(?:s|ed)? [^.;]{0,60}\bwithout (?:an? |any )?(?:error|complaint|warning)"
     # "That's all it prints" (above: a warning), "only a warning", "just warnings"
     r"|\bthat'?s all it (?:prints|shows|outputs|says)\b"
     r"|\b(?:only|just) (?:(?:prints?|shows?|gives?|emits?|logs?) )?(?:a |the |this |some )?warnings?\b"
@@ -529,6 +533,22 @@ PASSED_RE = lazyre.compile(
     r"|\bnot (?:wrong|incorrect|a bug) (?:as such|per se)\b"
     # "Not a crash, just something that looks wasteful in the IR"
     r"|\bnot an? (?:crash|error|failure)\b(?![,;:]?\s+(?:but|and|though|although|however)\b)",
+    re.IGNORECASE,
+)
+# The complaint that TVM takes what it should refuse: the reporter saw it run to the end. A run
+# where TVM now refuses it with its own error is the fix the report asks for.
+ACCEPTED_RE = lazyre.compile(
+    # "TVM silently accepts it", "accepts the invalid axis without an error"
+    r"\bsilently accept(?:s|ed)?\b|\baccept(?:s|ed)? [^.;]{0,60}\bwithout (?:an? |any )?(?:error|complaint|warning)"
+    # "builds it without complaint", "compiles with no warning at all"
+    r"|\b(?:compiles?|compiled|builds?|built|lowers?|lowered|runs?|ran|goes through) [^.;]{0,40}"
+    r"\b(?:without (?:an? |any )?(?:complaint|warning|diagnostic|check)s?|with no (?:complaint|warning|error|diagnostic)s?)\b"
+    # "Shouldn't TVM reject this?", "should it not raise here?"
+    r"|\bshould(?:n'?t| not) (?:tvm|it|this|that|the \w+(?: \w+)?) (?:reject|refuse|raise|throw|complain|error|warn|fail)\b"
+    r"|\bshould (?:tvm|it|this|that) not (?:reject|refuse|raise|throw|complain|error|warn|fail)\b"
+    # "no error is raised", "it does not complain", "doesn't raise anything"
+    r"|\bno (?:error|exception|diagnostic|warning) (?:is|was|gets?) (?:raised|thrown|reported|emitted|given)\b"
+    r"|\b(?:does ?n[o']t|did ?n[o']t|never) (?:raise|throw|complain|reject|refuse|warn)\b",
     re.IGNORECASE,
 )
 QUESTION_TITLE_RE = lazyre.compile(

@@ -420,3 +420,11 @@ def test_a_report_about_speed_says_why_it_is_not_judged() -> None:
     md = render_comment(triage(Outcome.PASSED, Verdict.INCONCLUSIVE, run=passed, signature="",
                                detail="", reported=slow))
     assert "cannot judge speed" in md and md.count("speed") == 1
+
+
+def test_a_report_that_tvm_accepts_something_says_so() -> None:
+    refused = RunResult(exit_code=1, signal=None, seconds=1.5, sandbox="bwrap")
+    rep = Reported(Outcome.PASSED, "", about_acceptance=True)
+    md = render_comment(triage(Outcome.TVM_ERROR, Verdict.NOT_REPRODUCED, run=refused,
+                               reported=rep))
+    assert "TVM accepts this without an error" in md

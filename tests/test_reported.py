@@ -1337,3 +1337,56 @@ def test_a_value_the_script_prints_with_its_subject_left_out() -> None:
     got = parse_reported(Issue(title="verify_well_formed accepts a bad function", body=body(text),
                                author="alice"), REPRO)
     assert got is not None and got.values == ("True",), got
+
+
+# (title, text after the repro): TVM takes what it should refuse -- the reporter saw it run
+ACCEPTED = [
+    ("[TIR] int8 + 200 promotes to int32",
+     "TVM builds the function without complaint and the result dtype becomes int32. 200 does "
+     "not fit in int8. Shouldn't TVM reject this?"),
+    ("fp16 constant 70000 accepted", "`T.float16(70000)` compiles with no warning at all."),
+    ("topi.take mode", "No error is raised for the negative index in clip mode."),
+    ("split with sections > dim", "It does not complain about the invalid sections."),
+    ("reverse_sequence", "relax silently accepts seq_lengths larger than the axis."),
+]
+# ... and sentences that look alike but are not that complaint
+NOT_ACCEPTED = [
+    ("relax add", "The script runs fine on my machine.", Outcome.PASSED),
+    ("relax add", "TVM gives 4 but numpy gives 3. Shouldn't they match?", Outcome.WRONG_RESULT),
+    ("strided_slice", "It does not complain, it just segfaults.", Outcome.CRASH),
+]
+
+
+@pytest.mark.parametrize(("title", "text"), ACCEPTED)
+def test_a_complaint_that_tvm_accepts_something_is_a_pass_about_acceptance(
+        title: str, text: str) -> None:
+    got = parse_reported(Issue(title=title, body=body(text), author="a"), REPRO)
+    assert got is not None and got.outcome == Outcome.PASSED and got.about_acceptance, got
+
+
+@pytest.mark.parametrize(("title", "text", "outcome"), NOT_ACCEPTED)
+def test_other_sentences_are_not_about_acceptance(title: str, text: str, outcome: Outcome) -> None:
+    got = parse_reported(Issue(title=title, body=body(text), author="a"), REPRO)
+    assert got is not None and got.outcome == outcome and not got.about_acceptance, got
+
+
+def test_tvm_refusing_what_the_report_says_it_accepts_is_the_fix() -> None:
+    from bot.compare import compare
+    from bot.models import Classification, Verdict
+
+    accepted = parse_reported(Issue(title="fp16 constant out of range accepted",
+                                    body=body("It compiles with no warning at all."),
+                                    author="a"), REPRO)
+    assert accepted is not None and accepted.about_acceptance
+    refused = Classification(Outcome.TVM_ERROR, "ValueError: float16 constant 70000 overflows")
+    assert compare(accepted, refused).verdict == Verdict.NOT_REPRODUCED
+    # still taken: reproduced; an internal error or a crash is not the refusal asked for
+    assert compare(accepted, Classification(Outcome.PASSED)).verdict == Verdict.REPRODUCED
+    assert compare(accepted, Classification(Outcome.INTERNAL_ERROR, "Check failed: x")
+                   ).verdict == Verdict.DIFFERENT_FAILURE
+    assert compare(accepted, Classification(Outcome.CRASH)).verdict == Verdict.DIFFERENT_FAILURE
+    # a plain "works for me" that now fails is a different failure, as before
+    works = parse_reported(Issue(title="relax add", body=body("It runs fine for me."),
+                                 author="a"), REPRO)
+    assert works is not None and not works.about_acceptance
+    assert compare(works, refused).verdict == Verdict.DIFFERENT_FAILURE

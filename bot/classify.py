@@ -186,6 +186,22 @@ def _crash(sig: int, run: RunResult) -> Classification:
     )
 
 
+def _uncaught_before_crash(run: RunResult) -> PyError | None:
+    """The error a crashed run's script had already died of: stderr ends with a whole uncaught
+    traceback (its last line the exception) and nothing after it -- no fatal-error report, no
+    TVM segfault banner, no native frames. The crash came at interpreter shutdown (freeing a
+    deep expression, a library's destructor), after the script had failed."""
+    text = run.stderr_tail.rstrip()
+    if (TRACEBACK_HEAD not in text or FATAL_RE.search(text) or _tvm_in_crash_text(run)
+            or run.stderr_truncated):
+        return None
+    err = parse_last_error(text)
+    if err is None or not err.frames or err.short_type in ("KeyboardInterrupt", "SystemExit"):
+        return None
+    last = split_lines(text)[-1].strip()
+    return err if last and err.lines and last == err.lines[-1].strip() else None
+
+
 def _tvm_in_crash_text(run: RunResult) -> bool:
     """TVM named itself in the crash output (its segfault handler, ``libtvm``, ``tvm::``)."""
     text = run.stderr_tail
@@ -398,6 +414,8 @@ def _same_atoms(got: list[str], want: list[str]) -> bool:
             if not (x != x and y != y):
                 return False
             continue
+        if x in (float("inf"), float("-inf")) or y in (float("inf"), float("-inf")):
+            return False  # (a == b would have matched above; no tolerance makes inf near 1e-7)
         decimals = len(b.split(".", 1)[1]) if "." in b and "e" not in b.lower() else 6
         if abs(x - y) > max(0.5 * 10.0 ** -decimals, 1e-6 * max(abs(x), abs(y))):
             return False
@@ -463,6 +481,15 @@ def classify(
         absent = _device_absent_failure(run)
         if absent:  # it aborted because the device is absent: not a TVM crash
             return _needs_gpu(absent, needs, (absent,))
+        ended = _uncaught_before_crash(run)
+        if ended is not None:
+            # The script had already ended in an uncaught error; the crash came after it, while
+            # the interpreter shut down: the error is the run's outcome.
+            exited = replace(run, exit_code=1, signal=None)
+            cls = classify(exited, script=script, needs=needs, environment=environment)
+            note = (f"The process then crashed while shutting down "
+                    f"({SIGNAL_NAMES.get(sig, f'signal {sig}')}), after the error.")
+            return replace(cls, detail=f"{cls.detail} {note}".strip())
         return _crash(sig, run)
     if run.signal == 9 or run.exit_code in (137, -9):
         return Classification(

@@ -51,6 +51,7 @@ from bot.tracebacks import (
 from bot.vocabulary import (
     ACCEPTED_RE,
     ACTUAL_LINE_RE,
+    BACKSTORY_RE,
     BACKTRACE_NOTE_RE,
     CANNOT_IMPORT_RE,
     CHECK_FAILED_RE,
@@ -409,7 +410,10 @@ def _shown_for_comparison(lines: list[_Line]) -> set[int]:
     return out
 
 
-_LOG_WARNING_RE = lazyre.compile(r"(?:^|[\]:]\s)\s*(?:Warning|WARNING|UserWarning):")
+_LOG_WARNING_RE = lazyre.compile(
+    r"(?:^|[\]:]\s)\s*(?:Warning|WARNING|UserWarning):"
+    # "I see the warning `Fast mode segfaults when ...`": the words of a quoted warning
+    r"|\bwarning\s*(?:says?|saying|that says)?\s*[:\"'`]\s*[^`\"']*$")
 
 
 def _crash(lines: list[_Line]) -> Reported | None:
@@ -429,6 +433,8 @@ def _crash(lines: list[_Line]) -> Reported | None:
                 if rank >= 3 and (_negated(text, m.start())
                                   or _LOG_WARNING_RE.search(text, 0, m.start())):
                     continue  # (TVM's "Warning: Fast mode segfaults when ..." is advice)
+                if not ln.fenced and BACKSTORY_RE.search(_sentence(text, m.group(0))):
+                    continue  # "we originally saw crashes later on and tracked it down to ..."
                 cand = (rank, i, m.group(0).strip(), ln.text.strip())
                 if best is None or cand[:2] < best[:2]:
                     best = cand

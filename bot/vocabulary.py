@@ -369,8 +369,10 @@ MACHINE_CRASH_RE = lazyre.compile(
 )
 NEGATION_RE = lazyre.compile(
     # (within its clause: "no error, but the output is all zeros" negates only the error)
-    # ("it does not complain, it just segfaults": "just" turns the clause as "but" does)
-    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b(?:(?!\b(?:but|just)\b)[^.;:]){0,30}$"
+    # ("it does not complain, it just segfaults": "just" turns the clause as "but" does; so does a
+    # comma that starts a new clause: "No exception, the result is silently truncated")
+    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b"
+    r"(?:(?!\b(?:but|just)\b|,\s*(?:the|it|this|that|they|i|we|tvm|its|so|and (?:the|it))\b)[^.;:]){0,30}$"
     # the same in Chinese: "没有报错, 也没有 segfault" (no error, and no segfault either)
     r"|(?:没有|没|不是|并非|不会)(?:(?!但)[^。；：.;:,，]){0,12}$",
     re.IGNORECASE
@@ -549,6 +551,13 @@ ACCEPTED_RE = lazyre.compile(
     # "no error is raised", "it does not complain", "doesn't raise anything"
     r"|\bno (?:error|exception|diagnostic|warning) (?:is|was|gets?) (?:raised|thrown|reported|emitted|given)\b"
     r"|\b(?:does ?n[o']t|did ?n[o']t|never) (?:raise|throw|complain|reject|refuse|warn)\b",
+    re.IGNORECASE,
+)
+# How the reporter came to the bug, not what the script does: "We originally saw random crashes
+# later in the model and tracked it down to this reshape".
+BACKSTORY_RE = lazyre.compile(
+    r"\b(?:originally|initially|at first|first) (?:saw|noticed|hit|got|observed|had|thought)\b"
+    r"|\btrack(?:ed)? (?:it|this|that|them|the \w+) down\b|\bnarrowed (?:it|this) down\b",
     re.IGNORECASE,
 )
 QUESTION_TITLE_RE = lazyre.compile(

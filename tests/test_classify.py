@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -1343,6 +1344,11 @@ _VALUES = Reported(Outcome.WRONG_RESULT, "wrong", values=("[0. nan 2.]",))
          Reported(Outcome.WRONG_RESULT, "w", values=("[[1,1,1],[1,1,1]]",)), Outcome.WRONG_RESULT),
         ("tvm:\n[[2. 2. 2.]\n [2. 2. 2.]]\n",
          Reported(Outcome.WRONG_RESULT, "w", values=("[[1,1,1],[1,1,1]]",)), Outcome.PASSED),
+        # an infinity is no tiny number's neighbour
+        ("max diff 4.7683716e-07\n", Reported(Outcome.WRONG_RESULT, "w", values=("-inf",)),
+         Outcome.PASSED),
+        ("out: -inf\n", Reported(Outcome.WRONG_RESULT, "w", values=("-inf",)),
+         Outcome.WRONG_RESULT),
         # the report does not call it wrong
         ("TVM  : [ 0. nan  2.]\n", Reported(Outcome.CRASH, "segfault", values=("[0. nan 2.]",)),
          Outcome.PASSED),
@@ -1413,3 +1419,30 @@ def test_errors_that_say_the_run_cannot_judge(stderr: str, outcome: Outcome, det
     got = classify(_run(stderr_tail=stderr), script="import tvm\nf(x)\n")
     assert got.outcome == outcome, got
     assert detail in got.detail
+
+
+def test_a_crash_at_shutdown_after_an_uncaught_error_is_that_error(tmp_path: Path) -> None:
+    # The script dies of a stale name; then the interpreter crashes while shutting down (a deep
+    # expression freed at exit overflows the stack: no fatal-error report is printed).
+    run = real_run("""\
+        import atexit, faulthandler, os, signal
+        import tvm
+        def _crash_at_exit():
+            faulthandler.disable()
+            os.kill(os.getpid(), signal.SIGSEGV)
+        atexit.register(_crash_at_exit)
+        print(tvm.arith.Analyzer())
+        """, tmp_path)
+    assert run.signal == signal.SIGSEGV
+    cls = classify(run, script="import tvm\nprint(tvm.arith.Analyzer())\n")
+    assert cls.outcome == Outcome.API_MISMATCH, cls
+    assert "crashed while shutting down (SIGSEGV)" in cls.detail
+    # a crash with faulthandler's report after the error is the crash, as before
+    fatal = RunResult(exit_code=None, signal=11, seconds=1.0, stderr_tail=(
+        "Traceback (most recent call last):\n  File \"repro.py\", line 3, in <module>\n"
+        "    f()\nValueError: bad\nFatal Python error: Segmentation fault\n\n"
+        "Current thread 0x1 (most recent call first):\n  File \"repro.py\", line 9 in g\n"))
+    assert classify(fatal).outcome == Outcome.CRASH
+    # ... and so is a crash with no traceback at all
+    bare = RunResult(exit_code=139, signal=None, seconds=1.0, stderr_tail="")
+    assert classify(bare).outcome == Outcome.CRASH

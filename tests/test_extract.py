@@ -2289,3 +2289,114 @@ def test_output_under_actual_behavior_after_a_comparison_in_words() -> None:
     r = extract_repro(issue(body))
     assert r.found
     assert r.shown_output.startswith("tvm    [  0 255 255   3]")
+
+
+def test_a_console_block_running_the_script_is_its_shown_output() -> None:
+    body = f"""\
+    is `R.mean` meant to accumulate in int8? I get this:
+
+    > {F}
+    > $ python mean_int8.py
+    > tvm  : -1
+    > numpy: 62.5
+    > {F}
+
+    script `mean_int8.py`:
+
+    {F}python
+    import numpy as np
+    x = np.array([100, 100, 100, -50], dtype="int8")
+    print("tvm  :", x.sum(dtype="int8") // 4)
+    print("numpy:", x.mean())
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.found and "x.mean()" in r.script
+    assert r.shown_output == "tvm  : -1\nnumpy: 62.5\n"
+
+
+def test_a_console_block_is_not_output_when_it_shows_an_error_or_two_runs() -> None:
+    for console in ("$ python a.py\nTraceback (most recent call last):\n  File \"a.py\"\nValueError: 1",
+                    "$ python a.py\n1\n$ python b.py\n2", "python a.py\n1"):
+        lines = "\n".join(f"    {ln}" for ln in console.splitlines())
+        body = f"Run:\n\n    {F}\n{lines}\n    {F}\n\n    {F}python\n    import numpy\n    print(numpy.ones(1))\n    {F}\n"
+        r = extract_repro(issue(textwrap.dedent(body)))
+        assert r.found and r.shown_output == "", (console, r.shown_output)
+
+
+def test_a_comparison_sentence_above_a_block_of_both_outputs_introduces_the_output() -> None:
+    body = f"""\
+    ### Actual behavior
+
+    TVM gives 127 but numpy gives -56 for 200.0.
+
+    {F}
+    TVM   [   1  127  127]
+    numpy [  1 127 -56]
+    {F}
+
+    ### Steps to reproduce
+
+    {F}python
+    import numpy as np
+    print("numpy", np.array([1.0, 127.0, 200.0], "float32").astype("int8"))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.shown_output.startswith("TVM   [   1  127  127]")
+    # "numpy gives:" introduces numpy's own output: not what the script printed
+    other = body.replace("TVM gives 127 but numpy gives -56 for 200.0.", "numpy gives:")
+    assert extract_repro(issue(other)).shown_output == ""
+
+
+def test_a_remark_on_the_block_above_does_not_make_the_updated_script_the_working_one() -> None:
+    body = f"""\
+    {F}python
+    import tvm
+    print(tvm.relax.op.reshape)
+    {F}
+
+    **edit: updated script** - the static-shape version above is caught at parse time with a
+    good message, that one is fine. The problem is only with a symbolic dim:
+
+    {F}python
+    import tvm
+    print(tvm.relax.op.reshape, "symbolic")
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.found and "symbolic" in r.script
+    # a block offered as the one that works is still not the repro
+    works = body.replace("**edit: updated script** - the static-shape version above is caught "
+                         "at parse time with a\n    good message, that one is fine. The problem "
+                         "is only with a symbolic dim:", "This variant works fine:")
+    r = extract_repro(issue(works))
+    assert r.found and "symbolic" not in r.script
+
+
+def test_a_block_with_no_imports_that_uses_the_scripts_modules_continues_it() -> None:
+    body = f"""\
+    module:
+    {F}python
+    import numpy as np
+    import tvm
+    from tvm import relax
+
+    def make():
+        return relax.op.add
+    {F}
+    run:
+    {F}python
+    f = make()
+    print(np.ones(2), tvm.cpu(), f)
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#0", "body#1") and "print(np.ones(2)" in r.script
+    # the run block names a module the script never defines (`mod`): joined all the same,
+    # so the run shows the script's own error rather than a clean pass of the first half
+    typo = body.replace("f = make()", "f = mod")
+    assert extract_repro(issue(typo)).blocks == ("body#0", "body#1")
+    # a second script with its own imports stands alone
+    other = body.replace("f = make()", "import numpy as np\nf = 1")
+    assert extract_repro(issue(other)).blocks != ("body#0", "body#1")

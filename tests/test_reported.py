@@ -1390,3 +1390,31 @@ def test_tvm_refusing_what_the_report_says_it_accepts_is_the_fix() -> None:
                                  author="a"), REPRO)
     assert works is not None and not works.about_acceptance
     assert compare(works, refused).verdict == Verdict.DIFFERENT_FAILURE
+
+
+# (title, text after the repro, the outcome the reporter saw): round-4 phrasings
+SEEN_ROUND_FOUR = [
+    # a comma starts a new clause: the negation stays with "No exception"
+    ("[Bug] R.mean error with int32 input",
+     "No exception, the result is silently truncated to integer.", Outcome.WRONG_RESULT),
+    ("relax.clip", "TVM gives 3 but numpy gives 1 when min > max.", Outcome.WRONG_RESULT),
+    # how they came to the bug is not what the script does
+    ("R.reshape with a symbolic shape does not check the element count",
+     "No error, the last element is silently dropped.\n\nWe originally saw random crashes "
+     "later in the model (\"sometimes segfault in the next matmul\") and tracked it down to "
+     "this reshape.", Outcome.WRONG_RESULT),
+    # ... while a crash the script itself gives stays a crash
+    ("R.take segfaults", "Running it segfaults every time.", Outcome.CRASH),
+    # the words of a warning TVM prints are not the outcome
+    ("R.take out of range returns garbage",
+     "I see the warning `Fast mode segfaults when there are out-of-bounds indices` but "
+     "returning garbage silently is still wrong.", Outcome.WRONG_RESULT),
+    # a list after a negation stays negated
+    ("relax add", "No error, crash or segfault, but the sum is wrong.", Outcome.WRONG_RESULT),
+]
+
+
+@pytest.mark.parametrize(("title", "text", "outcome"), SEEN_ROUND_FOUR)
+def test_round_four_phrasings(title: str, text: str, outcome: Outcome) -> None:
+    got = parse_reported(Issue(title=title, body=body(text), author="a"), REPRO)
+    assert got is not None and got.outcome == outcome, got

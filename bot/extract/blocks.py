@@ -149,6 +149,9 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
     # A block of imports alone is the head of the script: the block right after it that uses
     # those modules is its body.
     header = imported_names(primary.tree) if imports_only(primary.tree) else set()
+    # "run:" then a block with no imports of its own that uses the modules the script imports:
+    # the rest of that script.
+    imported = imported_names(primary.tree)
     for c in codes:
         if c.block.start <= primary.block.start or c.kind not in ("script", "defs", "stmts"):
             continue
@@ -157,12 +160,20 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
         if offered_as_working(c.block.prose):
             header = set()
             continue
-        if depends(c, defs) or (header and free_names(c.tree) & header):
+        if depends(c, defs) or (header and free_names(c.tree) & header) or (
+                c is _next_after(codes, chain[-1]) and not has_import(c.tree)
+                and free_names(c.tree) & imported):
             chain.append(c)
             defs |= top_bindings(c.tree)
         header = set()
     n_scripts = len(scripts) + sum(1 for c in chain if c.kind == "defs")
     return finish(src, chain, n_scripts=n_scripts)
+
+
+def _next_after(codes: list[Code], c: Code) -> Code | None:
+    """The candidate block right after ``c`` in the text."""
+    later = [d for d in codes if d.block.start > c.block.start]
+    return min(later, key=lambda d: d.block.start) if later else None
 
 
 def as_definitions(c: Code) -> Code:

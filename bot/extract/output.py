@@ -29,7 +29,9 @@ _OUTPUT_WORDS_RE = Pattern(
 _EXPECTED_WORDS_RE = Pattern(
     # ("the correct output:", not "the first 6 are the correct sorted values, the rest garbage:")
     r"\b(?:expect\w*|should|correct (?:output|result|answer|one|values?:)s?|desired|reference|"
-    r"numpy gives|supposed|want|instead of)(?!\w)",
+    # ("numpy gives:" introduces numpy's output; "TVM gives 127 but numpy gives -56" compares
+    # the two, and the block below may well hold both)
+    r"numpy gives(?!\s+`?-?\d)|supposed|want|instead of)(?!\w)",
     re.I,
 )
 
@@ -49,6 +51,12 @@ def shown_output(src: Source, labels: tuple[str, ...]) -> str:
     before = [b for b in src.blocks if b.end <= start and b.section.lower().startswith("actual")]
     if before and _is_shown_output(before[-1]):
         return before[-1].text[:MAX_SHOWN]
+    # "$ python mean_int8.py" and what it printed, in a console block of its own (before or
+    # after the script): the script's run, when it is the only such block in the text.
+    ran = [out for b in src.blocks if b.label not in labels and b.lang not in PY_TAGS
+           for out in (console_run_output(b.text),) if out]
+    if len(ran) == 1:
+        return ran[0][:MAX_SHOWN]
     # "It prints 32. The sum should be 20000": one value the text right after the repro says
     # the script printed.
     following = src.lines[end: after[0].start if after else end + _PROSE_LINES]
@@ -56,6 +64,23 @@ def shown_output(src: Source, labels: tuple[str, ...]) -> str:
 
 
 _PROSE_LINES = 6
+# A console line that runs a script file: "$ python mean_int8.py", "(venv) $ python3 repro.py --n 4"
+_RUN_SCRIPT_RE = Pattern(r"^\s*(?:\([\w.-]{1,40}\)\s*)?(?:[\w@.~:/-]{0,60}\s?)?[$%>]\s*python[\d.]*\s+(?:-\S+\s+)*[\w./-]{1,80}\.py\b[^\n]{0,200}$")
+
+
+def console_run_output(text: str) -> str:
+    """What a console block shows a script printing: the lines after its one
+    ``$ python x.py`` line (with a digit in them), or ""."""
+    lines = text.strip("\n").split("\n")
+    if not lines or not _RUN_SCRIPT_RE.search(lines[0]):
+        return ""
+    rest = lines[1:]
+    if not rest or len(rest) > 40 or any(re.match(r"^\s*[$%]\s", ln) for ln in rest):
+        return ""
+    out = "\n".join(rest) + "\n"
+    if not any(ch.isdigit() for ch in out) or "Traceback" in out or _is_program(out):
+        return ""
+    return out
 # "it prints 32", "the script outputs `-1`", "this gives 4294967295" (one value, with a digit),
 # not "it prints 32 as expected".
 _PRINTED_RE = Pattern(

@@ -113,11 +113,28 @@ def describes_block_above(prose: str) -> bool:
     return bool(_ABOUT_ABOVE_RE.search(last_paragraph(prose).strip()))
 
 
+# A sentence about the block above, inside the intro of the next one: "the static-shape version
+# above is caught at parse time, that one is fine."
+_OF_THE_ONE_ABOVE_RE = lazyre.compile(
+    r"\b(?:version|script|code|snippet|example|one|block|variant|repro)\s+(?:\w+\s+)?above\b"
+    r"|\babove (?:version|script|code|snippet|example|one|block|variant)\b"
+    # ("the first version works", not "this one works, unlike the first one")
+    r"|\bthe (?:first|previous|earlier|original) (?:version|script|code|snippet|example|one|block)"
+    r" (?:is|was|works|worked|runs|ran|passes|passed)\b",
+    re.I)
+
+
+def _intro_sentences(prose: str) -> list[str]:
+    """The block's intro, less its sentences that speak of the block above."""
+    return [s for s in _SENTENCE_END_RE.split(block_intro(prose).strip())
+            if not _OF_THE_ONE_ABOVE_RE.search(s)]
+
+
 def offered_as_working(prose: str) -> bool:
     """The text right before a block presents it as the variant that works."""
     if describes_block_above(prose):
         return False
-    return bool(VARIANT_RE.search(block_intro(prose)))
+    return any(VARIANT_RE.search(s) for s in _intro_sentences(prose))
 
 
 # "This should work:", "I expect this to pass:": what the author expects, not what happened.
@@ -130,5 +147,5 @@ def only_offered_as_working(prose: str) -> bool:
     if describes_block_above(prose):
         return False
     intro = block_intro(prose)
-    return bool(VARIANT_RE.search(intro)) and not FAILS_INTRO_RE.search(intro) and not \
-        _EXPECTATION_RE.search(intro)
+    return any(VARIANT_RE.search(s) for s in _intro_sentences(prose)) and not \
+        FAILS_INTRO_RE.search(intro) and not _EXPECTATION_RE.search(intro)

@@ -71,6 +71,7 @@ from bot.vocabulary import (
     FATAL_TO_SIGNAL,
     FAULTHANDLER_FRAME_RE,
     IMPORT_REPORT_RE,
+    LIBRARY_LOAD_RE,
     MODULE_ALIASES,
     MODULE_ATTR_RE,
     NAME_ERROR_RE,
@@ -267,6 +268,19 @@ def account_for_import_only(
     about_import = ran_as_command or bool(IMPORT_REPORT_RE.search(title[:1000])) or (
         reported is not None and bool(IMPORT_REPORT_RE.search(reported.signature[:1000]))
     )
+    if about_import and not ran_as_command and imports_only(script) and (
+            LIBRARY_LOAD_RE.search(title[:1000])
+            or (reported is not None and LIBRARY_LOAD_RE.search(reported.signature[:1000]))):
+        # "Cannot find libraries: libtvm.so" after the reporter's own build: this TVM loads its
+        # library, which says nothing about theirs
+        return Classification(
+            Outcome.NO_REPRO,
+            signature="the report is about loading TVM's library on the reporter's installation",
+            detail=("The report is about TVM's shared library not loading on the reporter's own "
+                    "build or installation. The bot's TVM imports fine, which says nothing about "
+                    "theirs: check the build folder, `TVM_LIBRARY_PATH` and the install steps."),
+            evidence=cls.evidence,
+        )
     if about_import:
         return cls
     return _not_a_repro(script, cls) or cls
@@ -952,8 +966,10 @@ def _classify_error(
             evidence=ev,
         )
 
-    # 5. TVM's own checks.
-    if short == "InternalError" or "Check failed" in text:
+    # 5. TVM's own checks. (A check TVM raises as ValueError/TypeError/IndexError -- "ValueError:
+    # Check failed: ... Literal value 3000000000 exceeds range of int32" -- is TVM refusing the
+    # input on purpose: a user-facing error, below.)
+    if short == "InternalError" or ("Check failed" in text and short not in _USER_CHECK_TYPES):
         check = next((ln.strip() for ln in err.lines if "Check failed" in ln), "")
         return Classification(
             Outcome.INTERNAL_ERROR,
@@ -1034,6 +1050,7 @@ def _reraised_tvm_error(err: PyError, run: RunResult, frame: Frame | None) -> Py
     return None
 
 
+_USER_CHECK_TYPES = frozenset({"ValueError", "TypeError", "IndexError"})
 _CALLABLE_KEYWORD_RE = lazyre.compile(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'")
 
 

@@ -87,6 +87,7 @@ from bot.vocabulary import (
     VALUE_SPAN_RE,
     VALUE_TEXT_RE,
     VALUE_TVM_SIDE_RE,
+    WANTS_CLEAR_ERROR_RE,
     WRONG_TITLE_RE,
     ends_in_result_check,
     is_tvm_name,
@@ -317,7 +318,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     for finder in finders:
         found = finder(lines)
         if found is not None:
-            return _with_values(_located(_tidy(found), lines), lines)
+            return _wanting_clear_error(_with_values(_located(_tidy(found), lines), lines), lines)
     # With a script, any failure words count; without one, only the reporter's own sentences in
     # the body (not the title, not an untouched template) -- an issue that says "an error is
     # thrown (see the picture)" still reports a failure, a blank template does not.
@@ -334,6 +335,16 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     if not repro.found:
         return Reported(Outcome.NO_REPRO)
     return None
+
+
+def _wanting_clear_error(rep: Reported, lines: list[_Line]) -> Reported:
+    """A crash, internal error or hang the reporter wants turned into a clear error
+    (:data:`WANTS_CLEAR_ERROR_RE`, in their own words, not in a pasted log)."""
+    if rep.outcome not in (Outcome.CRASH, Outcome.INTERNAL_ERROR, Outcome.TIMEOUT):
+        return rep
+    if not any(not ln.fenced and WANTS_CLEAR_ERROR_RE.search(ln.text) for ln in lines):
+        return rep
+    return replace(rep, wants_clear_error=True)
 
 
 def _with_values(rep: Reported, lines: list[_Line]) -> Reported:
@@ -413,7 +424,7 @@ def _shown_for_comparison(lines: list[_Line]) -> set[int]:
 _LOG_WARNING_RE = lazyre.compile(
     r"(?:^|[\]:]\s)\s*(?:Warning|WARNING|UserWarning):"
     # "I see the warning `Fast mode segfaults when ...`": the words of a quoted warning
-    r"|\bwarning\s*(?:says?|saying|that says)?\s*[:\"'`]\s*[^`\"']*$")
+    r"|\bwarnings?\b[^.:`\"']{0,30}[:\"'`]\s*[^`\"']*$")
 
 
 def _crash(lines: list[_Line]) -> Reported | None:
@@ -457,6 +468,11 @@ def _traceback_pasted_without_crash(lines: list[_Line]) -> bool:
                    if rank <= 3)
 
 
+_CHECK_IN_WORDS_RE = lazyre.compile(
+    r"\b(?:an?|the|some|one) (?:ICHECK|CHECK|check|internal check|assertion) (?:failed|fails|failure)\b"
+    r"|\b(?:an?|the) (?:ICHECK|CHECK) (?:in|inside) \w+", re.IGNORECASE)
+
+
 def _internal(lines: list[_Line]) -> Reported | None:
     # the check as pasted, with its condition ("Check failed: (x == y) is false"), before words
     # that only name one ("throws an InternalError (Check failed) instead of a ValueError")
@@ -469,6 +485,14 @@ def _internal(lines: list[_Line]) -> Reported | None:
                 # (not another op's check quoted "for comparison" in a sentence)
                 return Reported(Outcome.INTERNAL_ERROR, signature=m.group(0).strip(),
                                 evidence=(ln.text.strip(),))
+    for ln in _body_first(lines):
+        # "The error is a check failed somewhere in op.cc, something like power only applies
+        # to float": TVM's check, told in words
+        m = _CHECK_IN_WORDS_RE.search(ln.text)
+        if m and not ln.fenced and not _negated(ln.text, m.start()) \
+                and not _expectation(ln):
+            return Reported(Outcome.INTERNAL_ERROR, signature=_sentence(ln.text, m.group(0)),
+                            evidence=(ln.text.strip(),))
     for ln in lines:
         m = INTERNAL_RE.search(ln.text)
         if m and ":" in m.group(0):

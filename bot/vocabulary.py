@@ -427,6 +427,10 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|\bexpected\b(?:[^.]|\.(?=\d)){0,60}\bbut (?:got|get|is|was)\b"
     r"|\bshould (?:be|return)\b(?:[^.]|\.(?=\d)){0,60}\bbut\b"
     r"|\bnon-?deterministic\b|\bNaNs?\b"
+    # "gives smaller values on the border than PyTorch"
+    r"|\b(?:smaller|larger|bigger|higher|lower|different) (?:values?|numbers?|results?|outputs?)"
+    r"(?: \w+){0,4} than (?:in |with )?(?:numpy|np|torch|pytorch|onnx ?runtime|ort|tensorflow|tf|jax"
+    r"|scipy|the reference|reference|expected)\b"
     # "TVM gives 4 but numpy gives 3", "it returns `[0 1]` whereas torch returns `[1 1]`"
     r"|\b(?:gives?|gave|returns?|returned|prints?|printed|outputs?|produces?|produced|got)\s+"
     r"[^\n]{1,40}?\s(?:but|while|whereas)\s+(?:numpy|np|torch|pytorch|onnx ?runtime|ort|tensorflow"
@@ -560,6 +564,14 @@ BACKSTORY_RE = lazyre.compile(
     r"|\btrack(?:ed)? (?:it|this|that|them|the \w+) down\b|\bnarrowed (?:it|this) down\b",
     re.IGNORECASE,
 )
+# The error the reporter wants in place of what they got: "gives InternalError instead of a user
+# error", "I expected a normal diagnostic", "A readable error when the shape does not match".
+WANTS_CLEAR_ERROR_RE = lazyre.compile(
+    r"\b(?:readable|proper|normal|clear|clean|meaningful|helpful|nice|user[- ]facing|user|graceful"
+    r"|informative|friendly|understandable|python)\s+(?:error|diagnostic|exception)s?\b"
+    r"(?!\s+(?:is|was) (?:shown|raised|printed|given))",
+    re.IGNORECASE,
+)
 QUESTION_TITLE_RE = lazyre.compile(
     r"^\s*(?:\[[^\]]*\]\s*)*(?:why|how|what|when|where|which|is|are|can|could|does|do|should|"
     r"question)\b|\?\s*$",
@@ -661,6 +673,15 @@ MODULE_ALIASES = frozenset(
 # A report about importing itself ("Failed to import tvm.relax", "import tvm fails"): a script
 # that only imports is its whole repro.
 # A report about importing, or about loading TVM's shared library (which happens on import).
+# TVM's loader could not find or load its own shared library on the reporter's machine: a
+# problem of their build or installation, which a run on the bot's TVM cannot judge.
+LIBRARY_LOAD_RE = lazyre.compile(
+    # (TVM's own loader, listing where it looked: a source checkout with no library built where it
+    # looks; a wheel's packaging bug -- "undefined symbol", a missing .dll -- is another matter)
+    r"Cannot find (?:the )?(?:TVM )?librar(?:y|ies)|\blibtvm\w*\.(?:so|dll|dylib)\b[^\n]{0,40}"
+    r"(?:not found|could not be found|is missing)",
+    re.IGNORECASE,
+)
 IMPORT_REPORT_RE = lazyre.compile(
     r"\bimport(?:s|ed|ing)?\b|ImportError|ModuleNotFoundError|No module named"
     r"|undefined symbol|cannot open shared object|Could not find module|\blibtvm\w*"

@@ -1143,6 +1143,10 @@ def test_a_crash_inside_tvm_keeps_its_plain_detail() -> None:
         ("[Bug] nightly wheel on Windows", Reported(
             Outcome.TVM_ERROR, "FileNotFoundError: Could not find module 'C:\\env\\tvm\\tvm.dll'"),
          Outcome.PASSED),
+        # TVM's loader found no library in the reporter's own build: theirs, not this TVM's
+        ("[Build] Cannot find libraries: ['libtvm.so'] after a successful cmake build",
+         Reported(Outcome.TVM_ERROR, "RuntimeError: Cannot find libraries: ['libtvm.so']"),
+         Outcome.NO_REPRO),
         # ... but a .so the script builds itself says nothing about importing.
         ("[Bug] export_library output is empty", Reported(Outcome.WRONG_RESULT, "empty file"),
          Outcome.NO_REPRO),
@@ -1155,8 +1159,10 @@ def test_a_passing_import_only_script(title: str, reported: Reported | None, out
     run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="0.27.0\n")
     cls = account_for_import_only(classify(run, script=script), script, title, reported)
     assert cls.outcome == outcome
-    if outcome == Outcome.NO_REPRO:
+    if outcome == Outcome.NO_REPRO and "Cannot find" not in title:
         assert "only imports `numpy`, `tvm`" in cls.detail
+    elif outcome == Outcome.NO_REPRO:
+        assert "reporter's own build or installation" in cls.detail
 
 
 def test_a_forgotten_import_is_the_scripts_own_error_not_a_fragment() -> None:
@@ -1446,3 +1452,26 @@ def test_a_crash_at_shutdown_after_an_uncaught_error_is_that_error(tmp_path: Pat
     # ... and so is a crash with no traceback at all
     bare = RunResult(exit_code=139, signal=None, seconds=1.0, stderr_tail="")
     assert classify(bare).outcome == Outcome.CRASH
+
+
+@pytest.mark.parametrize(("last", "outcome"), [
+    # TVM refuses the input on purpose, as a ValueError: a user-facing error
+    ("ValueError: Check failed: (small.has_value()) is false: Literal value 3000000000 exceeds "
+     "range of int32", Outcome.TVM_ERROR),
+    # the same check raised as InternalError, or inside a diagnostic: TVM's own check failed
+    ("tvm.error.InternalError: Check failed: pb->value != 0 (0 vs. 0) : Divide by zero",
+     Outcome.INTERNAL_ERROR),
+    ("tvm.error.DiagnosticError: error: Check failed: pb->value != 0 (0 vs. 0) : Divide by zero",
+     Outcome.INTERNAL_ERROR),
+])
+def test_a_check_is_internal_unless_tvm_raises_it_as_a_value_error(last: str,
+                                                                  outcome: Outcome) -> None:
+    stderr = ("Traceback (most recent call last):\n"
+              '  File "/tmp/repro.py", line 2, in <module>\n'
+              '    c = tvm.tirx.const(3000000000, "int32")\n'
+              '  File "/site-packages/tvm/runtime/object_generic.py", line 68, in const\n'
+              "    return _ffi_node_api._const(value, dtype, span)\n"
+              '  File "/project/src/ir/expr.cc", line 824, in tvm::IntImm::IntImm\n' + last + "\n")
+    got = classify(RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=stderr),
+                   script='import tvm\nc = tvm.tirx.const(3000000000, "int32")\n')
+    assert got.outcome == outcome, got

@@ -2400,3 +2400,34 @@ def test_a_block_with_no_imports_that_uses_the_scripts_modules_continues_it() ->
     # a second script with its own imports stands alone
     other = body.replace("f = make()", "import numpy as np\nf = 1")
     assert extract_repro(issue(other)).blocks != ("body#0", "body#1")
+
+
+def test_another_users_port_of_a_relay_script_is_run_in_its_place() -> None:
+    body = f"""\
+    avg_pool2d gives smaller values on the border than PyTorch.
+
+    {F}python
+    import tvm
+    from tvm import relay
+    x = relay.var("x", shape=(1, 3, 8, 8))
+    {F}
+    """
+    port = f"""\
+    I ported it to Relax on 0.27:
+
+    {F}python
+    import tvm
+    from tvm import relax
+    print(relax.op.nn.avg_pool2d)
+    {F}
+    """
+    r = extract_repro(issue(body, ("maint", "Relay is gone. Still an issue?"), ("helper", port)))
+    assert r.found and "relax.op.nn.avg_pool2d" in r.script
+    assert "`tvm.relay`" in r.reason and "@helper" in r.reason
+    # a script on the current API stays the author's own
+    current = body.replace("from tvm import relay", "from tvm import relax").replace(
+        "relay.var", "relax.Var")
+    assert "relax.Var" in extract_repro(issue(current, ("helper", port))).script
+    # a comment with a script that is not offered as a port does not replace it
+    other = port.replace("I ported it to Relax on 0.27:", "Here is something else:")
+    assert "relay.var" in extract_repro(issue(body, ("helper", other))).script

@@ -1418,3 +1418,33 @@ SEEN_ROUND_FOUR = [
 def test_round_four_phrasings(title: str, text: str, outcome: Outcome) -> None:
     got = parse_reported(Issue(title=title, body=body(text), author="a"), REPRO)
     assert got is not None and got.outcome == outcome, got
+
+
+@pytest.mark.parametrize(("title", "text", "wants"), [
+    ("R.add gives InternalError instead of user error",
+     "```\ntvm.error.InternalError: Check failed: (false) is false: shape mismatch\n```", True),
+    ("[Bug] Segfault when reshape has the wrong element count",
+     "### Expected behavior\n\nA readable error.\n\n### Actual behavior\n\n"
+     "Segmentation fault (core dumped)", True),
+    # the crash alone, no word on what it should give instead
+    ("[Bug] Segfault in reshape", "Segmentation fault (core dumped)", False),
+    # a clear error already shown: the report is about something else
+    ("relax.add", "```\nValueError: shapes (2, 3) and (4, 3) are not broadcastable\n```\n"
+     "I would like a clearer error message.", False),
+])
+def test_a_report_that_asks_for_a_clear_error_in_place_of_a_crash(title: str, text: str,
+                                                                   wants: bool) -> None:
+    from bot.compare import compare
+    from bot.models import Classification, Verdict
+
+    got = parse_reported(Issue(title=title, body=body(text), author="a"), REPRO)
+    assert got is not None and got.wants_clear_error == wants, got
+    clear = Classification(Outcome.TVM_ERROR, "DiagnosticError: error: shapes do not match")
+    verdict = compare(got, clear).verdict
+    if wants:
+        assert verdict == Verdict.NOT_REPRODUCED
+        # still the same crash or check: reproduced as before
+        assert compare(got, Classification(got.outcome, got.signature)).verdict == \
+            Verdict.REPRODUCED
+    else:
+        assert verdict != Verdict.NOT_REPRODUCED

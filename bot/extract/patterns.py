@@ -457,3 +457,15 @@ QUOTE_FAILS_TOO_RE = Pattern(
     r"same (?:error|crash|failure|problem|issue|segfault|traceback))\b",
     re.I,
 )
+
+
+# Another commenter's script offered as the report's script moved to the current API: "I ported
+# it to Relax on 0.27", "here it is rewritten for the new API", "updated the script for main".
+PORTED_RE = Pattern(
+    r"\b(?:ported|porting|rewrote|rewritten|translated|converted|migrated)\s+(?:it|this|the "
+    r"(?:script|repro|example|code|test))?\s*(?:over\s+)?(?:to|for|in|into|with|on)\s+"
+    r"(?:relax|tirx|s_tir|the (?:new|current|latest) (?:api|tvm)|(?:current|latest) (?:main|tvm)"
+    r"|main|v?0\.\d+|tvm (?:main|v?0\.\d+)|the unity)\b"
+    r"|\b(?:relax|current[- ]api|new[- ]api) (?:port|version) of (?:it|this|the (?:script|repro))\b",
+    re.I,
+)

@@ -43,10 +43,11 @@ the repro; ``Repro.reason`` then carries a note naming the file.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 
-from bot import lazyre
+from bot import api_changes, lazyre
 from bot.extract.args import with_args
 from bot.extract.blocks import from_blocks
 from bot.extract.candidates import classify_block, own_blocks, quoted_fails_too
@@ -70,6 +71,7 @@ from bot.extract.patterns import (
     CORRECTED_RE,
     FIX_RE,
     NOT_SAME_RE,
+    PORTED_RE,
     PROSE_IMPORT_RE,
     QUOTE_FAILS_TOO_RE,
     REPRO_WORDS_RE,
@@ -176,7 +178,8 @@ def extract_repro(issue: Issue) -> Repro:
             continue
         if repro is not None:
             later = later_smaller_repro(sources[k + 1 :]) or \
-                continued_in_comment(repro, sources[k + 1 :]) or adopted_script(issue)
+                continued_in_comment(repro, sources[k + 1 :]) or adopted_script(issue) or \
+                ported_by_other(issue, repro)
             return with_cut_tail(with_test_calls(with_file_note(with_args(
                 _with_shown_output(later or repro, sources), all_author_text))))
         notes = merge(notes, notes_of(src))
@@ -293,6 +296,45 @@ def adopted_script(issue: Issue) -> Repro | None:
             return candidate
         elif candidate is not None:
             asked = False  # the author answered something else first
+    return None
+
+
+def _stale_import(script: str) -> str:
+    """The first module the script imports that this TVM no longer has (``tvm.relay``,
+    ``nnvm``: :mod:`bot.api_changes` entries with nothing in their place), or ""."""
+    tree = parse_py(script)
+    if tree is None:
+        return ""
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            entry = api_changes.lookup(name)
+            if entry is not None and entry.replacement is None and (
+                    name == entry.name or name.startswith(entry.name + ".")):
+                return entry.name
+    return ""
+
+
+def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
+    """Another commenter's port of the author's script to the current API ("I ported it to
+    Relax on 0.27:"), when the author's script imports a module this TVM no longer has: the
+    port is what can be run. The reason says whose it is."""
+    stale = _stale_import(repro.script)
+    if not stale:
+        return None
+    for n, c in enumerate(issue.comments, start=1):
+        if c.author == issue.author or not PORTED_RE.search(c.body):
+            continue
+        other = read_source(f"comment{n}", c.body, by_author=False)
+        port = from_blocks(other, own_blocks(other))[0]
+        if port is not None and not _stale_import(port.script):
+            return replace(port, reason=(
+                f"The issue's script imports `{stale}`, which this TVM no longer has; the bot "
+                f"ran the port to the current API that @{c.author} posted in comment {n}."))
     return None
 
 

@@ -108,6 +108,7 @@ __all__ = [
     "account_for_absent_device",
     "account_for_import_only",
     "account_for_shown_output",
+    "account_for_varied_output",
     "classify",
     "cpp_frames",
     "frame_kind",
@@ -335,6 +336,34 @@ def account_for_shown_output(
         detail="The script ran to the end and printed the same output the report shows as "
         "the wrong result.",
         evidence=tuple(want[:5]),
+    )
+
+
+# What makes a script's own output differ between runs: random inputs, clocks, addresses.
+_OWN_VARIATION_RE = lazyre.compile(
+    r"\brandom\b|\brand(?:n|int|om_sample|perm)?\s*\(|\buniform\s*\(|\bnormal\s*\(|\bshuffle\s*\("
+    r"|\bdefault_rng\b|\btime\.(?:time|perf_counter|monotonic)|\bdatetime\b|\btimeit\b|\bid\s*\("
+    r"|\bgetpid\b|\buuid\b|\bthreading\b|\bconcurrent\b|\bbenchmark\b|\btime_evaluator\b")
+
+
+def account_for_varied_output(
+    cls: Classification, run: RunResult | None, script: str, reported: Reported | None
+) -> Classification:
+    """A script with no randomness or clock of its own, run twice on the same input because the
+    report says its values change from run to run, that printed other values the second time
+    (``RunResult.output_varied``): the same wrong result -- TVM hands back memory it never
+    wrote."""
+    if (cls.outcome != Outcome.PASSED or run is None or not run.output_varied
+            or reported is None or reported.outcome != Outcome.WRONG_RESULT
+            or _OWN_VARIATION_RE.search(script)):
+        return cls
+    return Classification(
+        Outcome.WRONG_RESULT,
+        signature="printed different values on two runs of the same script",
+        detail="The script ran to the end twice on the same input and printed different values "
+        "each time, as the report says: TVM returns memory it never wrote (uninitialized or "
+        "out-of-bounds reads).",
+        evidence=tuple(ln for ln in run.stdout_tail.split("\n") if ln.strip())[-3:],
     )
 
 

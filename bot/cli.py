@@ -510,12 +510,13 @@ def _run_triage(args: argparse.Namespace, cfg: Config, issue: Any, the_plan: Any
             gpu=the_plan.worker == "gpu",
             pass_env=pass_env,
         )
-    if the_plan.attempts > 1:  # the report says it fails only sometimes: again while it passes
+    if the_plan.attempts > 1:  # fails only sometimes / values vary: again while it passes
         from bot.runs import again_while_clean
 
         run = again_while_clean(run, lambda: runner.run(
             the_plan.repro.script, python=python, args=the_plan.repro.args,
-            gpu=the_plan.worker == "gpu", pass_env=pass_env), the_plan.attempts)
+            gpu=the_plan.worker == "gpu", pass_env=pass_env), the_plan.attempts,
+            the_plan.rerun_for or "intermittent")
     environment, reported = side.result()
     if build.kind == KIND_ADHOC:
         build = _replace(build, version=environment.get("tvm_version", ""),

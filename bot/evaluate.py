@@ -152,7 +152,8 @@ def evaluate_case(
     infra = ""
     if repro.found:
         try:
-            result = again_while_clean(run(repro), lambda: run(repro), the_plan.attempts)
+            result = again_while_clean(run(repro), lambda: run(repro), the_plan.attempts,
+                                       the_plan.rerun_for or "intermittent")
             environment = probe() if probe is not None else {}
         except ReprobotError as e:  # our side failed: counted as infra-error, never the script's
             infra = str(e)

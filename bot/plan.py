@@ -15,8 +15,8 @@ from bot.fragments import fragment_at_start, fragment_reason
 from bot.models import Issue, Repro
 from bot.needs import GPU_DEVICES, detect_needs, device_of_string, needs_from_text
 from bot.records import record
-from bot.runs import INTERMITTENT_RUNS
-from bot.vocabulary import INTERMITTENT_RE
+from bot.runs import INTERMITTENT_RUNS, VARYING_RUNS
+from bot.vocabulary import INTERMITTENT_RE, VARYING_OUTPUT_RE
 
 
 @record
@@ -27,15 +27,17 @@ class Plan:
     # Runs to make while they pass: more than one when the report says its failure is
     # intermittent ("crashes in about half the runs"); see ``bot.runs.again_while_clean``.
     attempts: int = 1
+    # Why more than one: "intermittent", or "varying" (the printed values change between runs)
+    rerun_for: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"repro": self.repro.to_dict(), "needs": list(self.needs), "worker": self.worker,
-                "attempts": self.attempts}
+                "attempts": self.attempts, "rerun_for": self.rerun_for}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Plan:
         return cls(Repro.from_dict(d["repro"]), tuple(d["needs"]), d["worker"],
-                   int(d.get("attempts") or 1))
+                   int(d.get("attempts") or 1), str(d.get("rerun_for") or ""))
 
 
 def worker_kind(needs: tuple[str, ...]) -> str:
@@ -60,12 +62,25 @@ def plan(issue: Issue) -> Plan:
         # Nothing to run: what the report itself says it needs (frameworks, build flags).
         own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]
         needs = needs_from_text("\n".join([issue.title, issue.body, *own]))
-    attempts = INTERMITTENT_RUNS if repro.found and says_intermittent(issue) else 1
-    return Plan(repro=repro, needs=needs, worker=worker_kind(needs), attempts=attempts)
+    attempts, why = 1, ""
+    if repro.found and says_intermittent(issue):
+        attempts, why = INTERMITTENT_RUNS, "intermittent"
+    elif repro.found and says_output_varies(issue):
+        attempts, why = VARYING_RUNS, "varying"
+    return Plan(repro=repro, needs=needs, worker=worker_kind(needs), attempts=attempts,
+                rerun_for=why)
 
 
 # A fenced block (code, logs): not the reporter's prose.
 _FENCED_RE = lazyre.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
+
+
+def says_output_varies(issue: Issue) -> bool:
+    """The reporter's prose says the values it prints change from run to run ("random numbers,
+    different every time"): a second run that prints other values shows it."""
+    own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]
+    return any(VARYING_OUTPUT_RE.search(_FENCED_RE.sub("", text))
+               for text in (issue.title, issue.body, *own))
 
 
 def says_intermittent(issue: Issue) -> bool:

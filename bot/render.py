@@ -306,6 +306,12 @@ def _runs_line(t: Triage) -> str:
     run = t.run
     if run is None or run.runs <= 1:
         return ""
+    if run.rerun_for == "varying":
+        if run.output_varied:
+            return ("The report says the printed values change from run to run: the script ran "
+                    f"{run.runs} times on the same input and printed different values.")
+        return ("The report says the printed values change from run to run: the script ran "
+                f"{run.runs} times and printed the same output each time.")
     if ran_clean(run):
         return (f"The report says the failure comes only sometimes: the script ran {run.runs} "
                 f"times and passed every time.")

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 #: How many runs a report gets that says its failure comes only sometimes ("crashes randomly,
 #: about half the runs"): a run that passes is made again, up to this many in all.
 INTERMITTENT_RUNS = 5
+#: How many runs a report gets that says its printed values change from run to run: two.
+VARYING_RUNS = 2
 #: ...but no run is started once the runs so far took this long together.
 RERUN_BUDGET_S = 120.0
 
@@ -50,6 +52,12 @@ class RunResult:
     # How many runs were made (this is the last): more than one only for a report that says its
     # failure is intermittent, where each run that passed was made again.
     runs: int = 1
+    # A run made again because the report says its values change from run to run: this run
+    # passed, like the one before it, and printed other output (see ``again_while_clean``).
+    output_varied: bool = False
+    # Why runs were made again (more than one): "intermittent" (the report says the failure
+    # comes only sometimes) or "varying" (it says the printed values change from run to run).
+    rerun_for: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in field_names(self)}
@@ -65,14 +73,18 @@ def ran_clean(run: RunResult) -> bool:
             and run.limit_hit is None)
 
 
-def again_while_clean(first: RunResult, again: Callable[[], RunResult], attempts: int
-                      ) -> RunResult:
+def again_while_clean(first: RunResult, again: Callable[[], RunResult], attempts: int,
+                      reason: str = "intermittent") -> RunResult:
     """``first``, or, while the runs pass and fewer than ``attempts`` were made (and they took
     under :data:`RERUN_BUDGET_S`), the next run from ``again``: the first that fails, or the last
     that passed, with ``runs`` saying how many were made."""
     run, made, spent = first, 1, first.seconds
     while made < attempts and ran_clean(run) and spent < RERUN_BUDGET_S:
+        before = run
         run = again()
         made += 1
         spent += run.seconds
-    return replace(run, runs=made) if made > 1 else run
+        if ran_clean(run) and run.stdout_tail != before.stdout_tail:
+            # two clean runs printed different output: that is what the rerun was for
+            return replace(run, runs=made, output_varied=True, rerun_for=reason)
+    return replace(run, runs=made, rerun_for=reason) if made > 1 else run

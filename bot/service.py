@@ -325,6 +325,7 @@ def run_request(record: dict[str, Any], the_plan: Plan, build: str = "") -> dict
         "needs": list(the_plan.needs),
         "gpu": the_plan.worker == "gpu",
         "attempts": the_plan.attempts,
+        "rerun_for": the_plan.rerun_for,
     }
 
 
@@ -532,7 +533,8 @@ def run_job(
                 )
 
             # (a report of an intermittent failure: run again while it passes)
-            run = again_while_clean(run_once(), run_once, int(job.get("attempts") or 1))
+            run = again_while_clean(run_once(), run_once, int(job.get("attempts") or 1),
+                                    str(job.get("rerun_for") or "intermittent"))
             environment = probe.result()
     except InfraError as e:
         return {**base, "run": None, "environment": {}, "infra_error": str(e)}

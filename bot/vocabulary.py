@@ -347,6 +347,18 @@ INTERMITTENT_RE = lazyre.compile(
     r"|偶尔|偶现|有时|随机|时好时坏",
     re.IGNORECASE,
 )
+# The reporter says the printed values change from one run to the next (memory read before it
+# was written): a second run that prints other values shows it.
+VARYING_OUTPUT_RE = lazyre.compile(
+    r"\b(?:changes?|changing|differs?|different|varies|vary)\b[^.\n]{0,30}\b(?:from|between|on|with|in)"
+    r" (?:each |every )?(?:run|runs|execution|time) (?:to|and) (?:run|runs|execution|the next)\b"
+    r"|\b(?:each|every) (?:time|run)\b[^.\n]{0,30}\b(?:different|changes?|another|new) "
+    r"(?:numbers?|values?|results?|outputs?|garbage|one)\b"
+    r"|\bdifferent (?:numbers?|values?|results?|outputs?|garbage)\b[^.\n]{0,20}\b(?:each|every|on each|on every) "
+    r"(?:time|run)\b"
+    r"|\b(?:garbage|random|uninitiali[sz]ed|junk)\b[^.\n]{0,20}\b(?:numbers?|values?|memory|data|outputs?)\b",
+    re.IGNORECASE,
+)
 # A float32 subnormal as numpy prints it (below 1.18e-38: e-39 .. e-45): the fingerprint of
 # uninitialized memory read as float32 (no real computation in a repro prints one).
 SUBNORMAL_RE = lazyre.compile(r"(?<![\w.])[-+]?\d(?:\.\d+)?e-(?:39|4[0-5])(?![\d.])")

@@ -428,3 +428,17 @@ def test_a_report_that_tvm_accepts_something_says_so() -> None:
     md = render_comment(triage(Outcome.TVM_ERROR, Verdict.NOT_REPRODUCED, run=refused,
                                reported=rep))
     assert "TVM accepts this without an error" in md
+
+
+def test_runs_made_because_the_values_vary_say_so() -> None:
+    varied = RunResult(exit_code=0, signal=None, seconds=1.5, runs=2, sandbox="bwrap",
+                       output_varied=True, rerun_for="varying")
+    md = render_comment(triage(Outcome.WRONG_RESULT, Verdict.REPRODUCED, run=varied))
+    assert "change from run to run: the script ran 2 times on the same input and printed " \
+        "different values" in md
+    assert "only sometimes" not in md
+    same = RunResult(exit_code=0, signal=None, seconds=1.5, runs=2, sandbox="bwrap",
+                     rerun_for="varying")
+    md = render_comment(triage(Outcome.PASSED, Verdict.NOT_REPRODUCED, run=same, signature="",
+                               detail=""))
+    assert "printed the same output each time" in md

@@ -118,3 +118,72 @@ def test_no_script_no_reruns_and_the_plan_keeps_its_attempts_as_json() -> None:
     assert Plan.from_dict(p.to_dict()).attempts == INTERMITTENT_RUNS
     old = {k: v for k, v in p.to_dict().items() if k != "attempts"}
     assert Plan.from_dict(old).attempts == 1
+
+
+# The report says the printed values change from run to run: two runs, compared.
+VARIES = [
+    ("It silently returns some random number. Value changes from run to run.", True),
+    ("I get this output, every time run is different number:", True),
+    ("The output is garbage values, like uninitialized memory.", True),
+    ("It prints different values on every run.", True),
+    # not about printed values changing
+    ("It crashes in about half the runs.", False),  # (intermittent: five runs)
+    ("The result is wrong: 3 instead of 4.", False),
+    ("The values differ from numpy.", False),
+]
+
+
+@pytest.mark.parametrize(("prose", "varies"), VARIES)
+def test_what_reads_as_values_that_change_between_runs(prose: str, varies: bool) -> None:
+    from bot.plan import says_output_varies
+    from bot.runs import VARYING_RUNS
+
+    issue = Issue(title="[Bug] relax take", body=f"{prose}\n\n{SCRIPT}", author="a")
+    assert says_output_varies(issue) is varies
+    p = plan(issue)
+    if varies:
+        assert (p.attempts, p.rerun_for) == (VARYING_RUNS, "varying")
+    elif says_intermittent(issue):
+        assert p.rerun_for == "intermittent"
+    else:
+        assert (p.attempts, p.rerun_for) == (1, "")
+
+
+def test_two_clean_runs_that_print_differently_stop_and_say_so() -> None:
+    first = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="[1.0e+00 9.8e-44]\n")
+    other = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="[1.0e+00 3.7e-16]\n")
+    run = again_while_clean(first, Runs(other, other), 5, "varying")
+    assert run.output_varied and run.runs == 2 and run.rerun_for == "varying"
+    same = again_while_clean(first, Runs(first), 2, "varying")
+    assert not same.output_varied and same.runs == 2
+    # a failing second run is the failure, as before
+    assert not again_while_clean(first, Runs(SEGV), 2, "varying").output_varied
+
+
+def test_real_runs_of_a_script_whose_output_changes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    from bot.classify import account_for_varied_output, classify
+    from bot.models import Outcome, Reported
+
+    script = "print(object())\n"  # an address: another one on every run (ASLR)
+    (tmp_path / "repro.py").write_text(script)
+
+    def once() -> RunResult:
+        p = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=60)
+        return RunResult(exit_code=p.returncode, signal=None, seconds=0.1, stdout_tail=p.stdout)
+
+    run = again_while_clean(once(), once, 2, "varying")
+    assert run.output_varied
+    wrong = Reported(Outcome.WRONG_RESULT, "returns garbage")
+    got = account_for_varied_output(classify(run, script=script), run, script, wrong)
+    assert got.outcome == Outcome.WRONG_RESULT and "different values" in got.detail
+    # a script with random inputs of its own varies by itself: that says nothing
+    seeded = "import numpy as np\nprint(np.random.rand(2))\n"
+    assert account_for_varied_output(classify(run, script=seeded), run, seeded,
+                                     wrong).outcome == Outcome.PASSED
+    # nor does a report that does not call the result wrong
+    assert account_for_varied_output(classify(run, script=script), run, script,
+                                     Reported(Outcome.CRASH, "segfault")).outcome == Outcome.PASSED

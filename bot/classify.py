@@ -24,6 +24,7 @@ The order of the rules matters and is the policy:
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 
@@ -71,7 +72,6 @@ from bot.vocabulary import (
     FATAL_TO_SIGNAL,
     FAULTHANDLER_FRAME_RE,
     IMPORT_REPORT_RE,
-    LIBRARY_LOAD_RE,
     MODULE_ALIASES,
     MODULE_ATTR_RE,
     NAME_ERROR_RE,
@@ -204,6 +204,72 @@ def _uncaught_before_crash(run: RunResult) -> PyError | None:
     return err if last and err.lines and last == err.lines[-1].strip() else None
 
 
+_CAUGHT_NOTE = " The script caught this error itself and exited normally (exit code 0)."
+# TVM's diagnostic as ``print(err)`` shows it: "error: <message>" over " --> file:line:col".
+_PRINTED_DIAGNOSTIC_RE = lazyre.compile(r"^error: ([^\n]+)\n\s*--> [^\n]*:\d+:\d+\s*$", re.M)
+# What may follow the caught error at the end of the output: TVM's own log lines.
+_LOG_LINE_RE = lazyre.compile(r"^\[\d\d:\d\d:\d\d\] ")
+
+
+def _catches(script: str) -> bool:
+    try:
+        tree = ast.parse(script)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, ast.Try) and n.handlers for n in ast.walk(tree))
+
+
+def _try_is_last(script: str) -> bool:
+    """The script's last top-level statement (or the last of its ``if __name__ ...`` block) is
+    a ``try`` with handlers: nothing runs after the error it catches."""
+    try:
+        body = ast.parse(script).body
+    except (SyntaxError, ValueError):
+        return False
+    while body and isinstance(body[-1], ast.If) and not body[-1].orelse:
+        body = body[-1].body
+    return bool(body) and isinstance(body[-1], ast.Try) and bool(body[-1].handlers)
+
+
+def _after(text: str, last: str) -> list[str]:
+    """The lines of ``text`` after its last line equal to ``last``, TVM's log lines left out."""
+    lines = split_lines(text)
+    at = max((i for i, ln in enumerate(lines) if ln.strip() == last.strip()), default=-1)
+    return [ln for ln in lines[at + 1:] if ln.strip() and not _LOG_LINE_RE.match(ln)]
+
+
+def _caught_at_the_end(run: RunResult, script: str, needs: tuple[str, ...],
+                       env: Mapping[str, str]) -> Classification | None:
+    """An exit-0 run of a script that catches errors, whose output ends with the error it
+    caught: a traceback it printed (``traceback.print_exc()``), TVM's diagnostic or a missing
+    device's message printed with ``print(err)``. The script failed there, and says so itself."""
+    if not script or not _catches(script):
+        return None
+    absent = _device_absent_failure(run)
+    if absent and not any(_after(t, absent) for t in (run.stdout_tail, run.stderr_tail)
+                          if absent in t):
+        cls = _needs_gpu(absent, needs, (absent,))
+        return replace(cls, detail=f"{cls.detail}{_CAUGHT_NOTE}".strip())
+    for text in (run.stderr_tail, run.stdout_tail) if _try_is_last(script) else ():
+        err = parse_last_error(text)
+        if err is None or not err.frames or not err.lines or _after(text, err.lines[-1]):
+            continue
+        failed = classify(replace(run, exit_code=1, stderr_tail=text, stdout_tail=""),
+                          script=script, needs=needs, environment=env)
+        if failed.outcome in (Outcome.PASSED, Outcome.INFRA_ERROR):
+            return None
+        return replace(failed, detail=f"{failed.detail}{_CAUGHT_NOTE}".strip())
+    for m in _PRINTED_DIAGNOSTIC_RE.finditer(run.stdout_tail):
+        rest = run.stdout_tail[m.end():]
+        if not [ln for ln in split_lines(rest) if ln.strip() and not ln.lstrip().startswith(
+                ("|", "^")) and not re.match(r"^\s*\d+ \|", ln) and not _LOG_LINE_RE.match(ln)]:
+            sig = f"DiagnosticError: error: {m.group(1).strip()}"
+            return Classification(Outcome.TVM_ERROR, signature=normalize_paths(sig)[:300],
+                                  detail=f"TVM rejected the program.{_CAUGHT_NOTE}",
+                                  evidence=(normalize_paths(m.group(0).split(chr(10))[0]),))
+    return None
+
+
 def _tvm_in_crash_text(run: RunResult) -> bool:
     """TVM named itself in the crash output (its segfault handler, ``libtvm``, ``tvm::``)."""
     text = run.stderr_tail
@@ -269,19 +335,6 @@ def account_for_import_only(
     about_import = ran_as_command or bool(IMPORT_REPORT_RE.search(title[:1000])) or (
         reported is not None and bool(IMPORT_REPORT_RE.search(reported.signature[:1000]))
     )
-    if about_import and not ran_as_command and imports_only(script) and (
-            LIBRARY_LOAD_RE.search(title[:1000])
-            or (reported is not None and LIBRARY_LOAD_RE.search(reported.signature[:1000]))):
-        # "Cannot find libraries: libtvm.so" after the reporter's own build: this TVM loads its
-        # library, which says nothing about theirs
-        return Classification(
-            Outcome.NO_REPRO,
-            signature="the report is about loading TVM's library on the reporter's installation",
-            detail=("The report is about TVM's shared library not loading on the reporter's own "
-                    "build or installation. The bot's TVM imports fine, which says nothing about "
-                    "theirs: check the build folder, `TVM_LIBRARY_PATH` and the install steps."),
-            evidence=cls.evidence,
-        )
     if about_import:
         return cls
     return _not_a_repro(script, cls) or cls
@@ -549,6 +602,9 @@ def classify(
             evidence=_tail_evidence(run),
         )
     if run.exit_code == 0:
+        caught_end = _caught_at_the_end(run, script, needs, env)
+        if caught_end is not None:
+            return caught_end
         last = _last_line(run.stdout_tail)
         evidence = [normalize_paths(last)] if last else []
         detail = ""
@@ -586,6 +642,35 @@ def _unbound_first(script: str, name: str) -> tuple[str, ...]:
     return (name, *rest)
 
 
+# Calls that build or run a TVM program: once one of them ran, the script is a program, not a
+# fragment that lacks the module it works on.
+_COMPILES_RE = lazyre.compile(
+    r"\b(?:compile|build|VirtualMachine|Executable|create_executor|evaluate)\s*\("
+    r"|\bvm\s*\[|\b(?:time_evaluator|export_library|load_module)\s*\(")
+
+
+def _compiled_before(script: str, err: PyError) -> bool:
+    """Before the module-level line where ``err`` was raised, a module-level statement of
+    ``script`` built or ran a TVM program (:data:`_COMPILES_RE`)."""
+    line = next((f.line for f in err.frames if f.kind == "script"), 0)
+    if not line:
+        return False
+    try:
+        tree = ast.parse(script)
+    except (SyntaxError, ValueError):
+        return False
+    lines = script.split("\n")
+    for stmt in tree.body:
+        if stmt.lineno >= line:
+            return False
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        text = "\n".join(lines[stmt.lineno - 1: stmt.end_lineno or stmt.lineno])
+        if _COMPILES_RE.search(text):
+            return True
+    return False
+
+
 def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | None:
     """The run failed on a name the script never binds anywhere (Python's ``NameError``), or on
     a ``return`` outside any function: the script is a fragment, and its failure says nothing
@@ -595,6 +680,11 @@ def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | N
         return None
     for e in (err, *_chained_causes(run)):
         m = NAME_ERROR_RE.search(e.text) if e.short_type == "NameError" else None
+        if m and _compiled_before(script, e):
+            # The script built and ran its TVM program before this name stopped it (a slip in
+            # its reference check: `refs` for `ref`, a forgotten `eps`): the script's own error,
+            # not a fragment of a longer program.
+            return None
         if m and (never_bound(script, m.group(1)) or read_before_bound(script, m.group(1))):
             names = _unbound_first(script, m.group(1))
             return _fragment(names, normalize_paths(e.header), (normalize_paths(e.header),))

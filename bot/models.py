@@ -214,9 +214,8 @@ class Reported:
     # accepts an out-of-range constant", "shouldn't TVM reject this?"): TVM refusing it now with
     # its own error is the fix the report asks for.
     about_acceptance: bool = False
-    # The report asks for a clear, user-facing error in place of the crash, internal error or
-    # hang it shows ("InternalError instead of a user error", "expected a readable error"):
-    # TVM's own user-facing error now is the fix it asks for.
+    # The report asks for a clear, user-facing error in place of the internal error it shows
+    # ("InternalError instead of a user error"): TVM's own user-facing error now is the fix.
     wants_clear_error: bool = False
 
     def to_dict(self) -> dict[str, Any]:

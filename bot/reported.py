@@ -338,9 +338,10 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
 
 
 def _wanting_clear_error(rep: Reported, lines: list[_Line]) -> Reported:
-    """A crash, internal error or hang the reporter wants turned into a clear error
-    (:data:`WANTS_CLEAR_ERROR_RE`, in their own words, not in a pasted log)."""
-    if rep.outcome not in (Outcome.CRASH, Outcome.INTERNAL_ERROR, Outcome.TIMEOUT):
+    """An internal error the reporter wants turned into a clear one (:data:`WANTS_CLEAR_ERROR_RE`,
+    in their own words, not in a pasted log): the complaint is the kind of error. (A crash or a
+    hang that now ends in a clear error still fails: a different failure.)"""
+    if rep.outcome != Outcome.INTERNAL_ERROR:
         return rep
     if not any(not ln.fenced and WANTS_CLEAR_ERROR_RE.search(ln.text) for ln in lines):
         return rep

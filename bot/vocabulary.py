@@ -685,15 +685,6 @@ MODULE_ALIASES = frozenset(
 # A report about importing itself ("Failed to import tvm.relax", "import tvm fails"): a script
 # that only imports is its whole repro.
 # A report about importing, or about loading TVM's shared library (which happens on import).
-# TVM's loader could not find or load its own shared library on the reporter's machine: a
-# problem of their build or installation, which a run on the bot's TVM cannot judge.
-LIBRARY_LOAD_RE = lazyre.compile(
-    # (TVM's own loader, listing where it looked: a source checkout with no library built where it
-    # looks; a wheel's packaging bug -- "undefined symbol", a missing .dll -- is another matter)
-    r"Cannot find (?:the )?(?:TVM )?librar(?:y|ies)|\blibtvm\w*\.(?:so|dll|dylib)\b[^\n]{0,40}"
-    r"(?:not found|could not be found|is missing)",
-    re.IGNORECASE,
-)
 IMPORT_REPORT_RE = lazyre.compile(
     r"\bimport(?:s|ed|ing)?\b|ImportError|ModuleNotFoundError|No module named"
     r"|undefined symbol|cannot open shared object|Could not find module|\blibtvm\w*"

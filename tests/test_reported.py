@@ -1423,9 +1423,13 @@ def test_round_four_phrasings(title: str, text: str, outcome: Outcome) -> None:
 @pytest.mark.parametrize(("title", "text", "wants"), [
     ("R.add gives InternalError instead of user error",
      "```\ntvm.error.InternalError: Check failed: (false) is false: shape mismatch\n```", True),
+    ("[Bug] check failure when reshape has the wrong element count",
+     "### Expected behavior\n\nA readable error.\n\n### Actual behavior\n\n"
+     "```\nInternalError: Check failed: (n == m) is false\n```", True),
+    # a crash that now ends in a clear error still fails: a different failure
     ("[Bug] Segfault when reshape has the wrong element count",
      "### Expected behavior\n\nA readable error.\n\n### Actual behavior\n\n"
-     "Segmentation fault (core dumped)", True),
+     "Segmentation fault (core dumped)", False),
     # the crash alone, no word on what it should give instead
     ("[Bug] Segfault in reshape", "Segmentation fault (core dumped)", False),
     # a clear error already shown: the report is about something else

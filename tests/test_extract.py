@@ -2431,3 +2431,59 @@ def test_another_users_port_of_a_relay_script_is_run_in_its_place() -> None:
     # a comment with a script that is not offered as a port does not replace it
     other = port.replace("I ported it to Relax on 0.27:", "Here is something else:")
     assert "relay.var" in extract_repro(issue(body, ("helper", other))).script
+
+
+def test_environment_variables_the_script_reads_are_set_as_the_issue_sets_them() -> None:
+    body = f"""\
+    Only with float16:
+
+    {F}
+    BENCH_DTYPE=float16 python mean_check.py
+    {F}
+
+    {F}python
+    import os
+    dtype = os.environ.get("BENCH_DTYPE", "float32")
+    print(dtype)
+    {F}
+
+    With `BENCH_DTYPE=float32` (or unset) it passes.
+    """
+    r = extract_repro(issue(body))
+    assert r.script.startswith("import os\nos.environ['BENCH_DTYPE'] = 'float16'")
+    assert "`BENCH_DTYPE=float16`" in r.reason
+    # an export line, for a name the script reads
+    exported = body.replace("BENCH_DTYPE=float16 python mean_check.py",
+                            "export BENCH_DTYPE=bfloat16\n    python mean_check.py")
+    assert "'bfloat16'" in extract_repro(issue(exported)).script
+    # a name the script does not read, or one the bot never sets, is left alone
+    for line in ("OTHER=1 python mean_check.py", "LD_PRELOAD=/x.so python mean_check.py"):
+        r = extract_repro(issue(body.replace("BENCH_DTYPE=float16 python mean_check.py", line)))
+        assert "os.environ['BENCH_DTYPE']" not in r.script or "float32" in r.script
+        assert "LD_PRELOAD" not in r.script and "OTHER" not in r.script.split("dtype")[0]
+
+
+def test_a_framework_the_script_imports_but_never_uses_is_dropped() -> None:
+    body = f"""\
+    python just exits with Floating point exception.
+
+    {F}python
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    import tvm
+    print(tvm.relax, np.ones(1))
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert "torch" not in r.script and "import tvm" in r.script
+    assert "`torch` but never uses it" in r.reason
+    # used: kept
+    used = body.replace("print(tvm.relax, np.ones(1))", "print(torch.ones(1), tvm.relax)")
+    assert "import torch\n" in extract_repro(issue(used)).script
+    # the report is about importing it (an import-order crash): kept
+    order = body.replace("python just exits", "After import torch, importing tvm exits")
+    assert "import torch\n" in extract_repro(issue(order)).script
+    # nothing but imports: kept (the imports are the repro)
+    only = f"segfault\n\n{F}python\nimport torch\nimport tvm\n{F}\n"
+    assert "import torch" in extract_repro(issue(only)).script

@@ -132,3 +132,55 @@ def args_from_tail(tail: str, *, strict: bool, prompt: bool = False) -> list[str
             continue
         break
     return args
+
+
+# An environment variable set for the run in the issue's text: "BENCH_DTYPE=float16 python
+# x.py", "export TVM_NUM_THREADS=1", "$ DEVICE=cuda python x.py".
+_ENV_SET_RE = re.compile(
+    r"(?:^|[\s`$;(])(?:export\s+|set\s+)?([A-Z][A-Z0-9_]{1,40})=(\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'"
+    r"|[^\s;&|`'\"]{1,200})(?=[\s;`]|$)", re.M)
+# Names the bot never sets for a script: the interpreter's, the loader's, the shell's.
+_ENV_DENIED_RE = re.compile(r"^(?:LD_\w*|PYTHON\w*|PATH|HOME|USER|SHELL|TMPDIR|IFS|BASH\w*"
+                            r"|TVM_LIBRARY_PATH|TVM_BACKTRACE|\w*PROXY\w*)$", re.I)
+# At most this many variables are set (a report names one or two).
+MAX_ENV = 8
+
+
+def with_env(repro: Repro, text: str) -> Repro:
+    """The environment variables the author sets to run the script (``NAME=value python x.py``,
+    ``export NAME=value``, in a shell line or inline code), for the names the script itself
+    reads (``os.environ["NAME"]``, ``os.getenv("NAME")``): set at the top of the script, with
+    a comment saying where they come from, and the reason saying so."""
+    if not repro.found or not re.search(r"\bos\.environ\b|\bgetenv\b|\benviron\b", repro.script):
+        return repro
+    # the command that runs the script ("X=1 python x.py") before an export line before a
+    # mention in inline code ("on CPU (`TVM_DEVICE=llvm`, the default) it's fine")
+    ranked: list[dict[str, str]] = [{}, {}, {}]
+    for m in _ENV_SET_RE.finditer(text):
+        name, value = m.group(1), m.group(2)
+        if (_ENV_DENIED_RE.match(name)
+                or not re.search(rf"[\"']{re.escape(name)}[\"']", repro.script)):
+            continue
+        start = text.rfind("\n", 0, m.start(1)) + 1
+        end = text.find("\n", m.end())
+        line = text[start: end if end >= 0 else len(text)]
+        rest = line[m.end() - start:]
+        if re.match(r"(?:\s+[A-Z][A-Z0-9_]*=\S*)*\s+(?:python[\d.]*|py)\s", rest):
+            rank = 0
+        elif re.match(r"^\W{0,3}(?:\$\s*)?(?:export|set)\s", line):
+            rank = 1
+        elif in_code_context(text, m.start(1), m.end()):
+            rank = 2
+        else:
+            continue
+        ranked[rank].setdefault(name, value[1:-1] if value[:1] in "\"'" else value)
+    found = next((r for r in ranked if r), {})
+    found = dict(list(found.items())[:MAX_ENV])
+    if not found:
+        return repro
+    head = "import os\n" + "".join(
+        f"os.environ[{name!r}] = {value!r}  # set in the issue\n" for name, value in found.items())
+    said = ", ".join(f"`{n}={v}`" for n, v in found.items())
+    note = f"The bot set {said} for the run, as the issue does."
+    return replace(repro, script=head + repro.script,
+                   reason=f"{repro.reason} {note}".strip())

@@ -48,7 +48,7 @@ import re
 from collections.abc import Callable
 
 from bot import api_changes, lazyre
-from bot.extract.args import with_args
+from bot.extract.args import with_args, with_env
 from bot.extract.blocks import from_blocks
 from bot.extract.candidates import classify_block, own_blocks, quoted_fails_too
 from bot.extract.cutoff import with_cut_tail
@@ -92,6 +92,7 @@ from bot.extract.rules import offered_as_working, only_offered_as_working
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.testfuncs import with_test_calls
 from bot.extract.unfenced import from_unfenced
+from bot.extract.unused import without_unused_frameworks
 from bot.models import Issue, Repro
 from bot.records import record, replace
 
@@ -180,8 +181,9 @@ def extract_repro(issue: Issue) -> Repro:
             later = later_smaller_repro(sources[k + 1 :]) or \
                 continued_in_comment(repro, sources[k + 1 :]) or adopted_script(issue) or \
                 ported_by_other(issue, repro)
-            return with_cut_tail(with_test_calls(with_file_note(with_args(
-                _with_shown_output(later or repro, sources), all_author_text))))
+            return without_unused_frameworks(with_cut_tail(with_test_calls(with_file_note(
+                with_env(with_args(_with_shown_output(later or repro, sources), all_author_text),
+                         all_author_text)))), all_author_text)
         notes = merge(notes, notes_of(src))
         if src.name == "body" and not notes.incomplete:
             m = said_incomplete(src.text)

@@ -1370,7 +1370,8 @@ def test_native_code_next_to_a_python_script_does_not_hide_it() -> None:
     ('with open("graph.json") as f:\n    g = f.read()', "graph.json"),
 ])
 def test_a_script_that_reads_an_unshared_file_is_found_with_a_note(read: str, missing: str) -> None:
-    script = f"import tvm\nimport numpy as np\nimport onnx\nimport torch\n{read}\nprint(tvm.__version__)\n"
+    script = ("import tvm\nimport numpy as np\nimport onnx\nimport torch\n"
+              f"{read}\nprint(tvm.__version__, onnx, torch)\n")
     r = extract_repro(issue(f"### Steps to reproduce\n{F}python\n{script}{F}\n"))
     assert_script(r, script)
     assert f"`{missing}`" in r.reason and "not in the issue" in r.reason
@@ -2487,3 +2488,41 @@ def test_a_framework_the_script_imports_but_never_uses_is_dropped() -> None:
     # nothing but imports: kept (the imports are the repro)
     only = f"segfault\n\n{F}python\nimport torch\nimport tvm\n{F}\n"
     assert "import torch" in extract_repro(issue(only)).script
+
+
+def test_code_copied_with_aligned_line_numbers_and_no_fences() -> None:
+    body = """\
+    Steps: I copied it from my editor, the line numbers came along, sorry
+
+    1  import numpy as np
+    2  import tvm
+    3
+    4  def f(x):
+    5      return x + 1
+    6
+    7  for i in range(2):
+    8      y = f(i)
+    9      print(tvm.cpu(), y)
+    10 print(np.ones(2))
+    11 print("done")
+
+    It fails.
+    """
+    r = extract_repro(issue(body))
+    assert r.found and "def f(x):\n    return x + 1" in r.script and 'print("done")' in r.script
+
+
+def test_a_label_before_the_error_in_an_unclosed_fence_is_not_code() -> None:
+    body = f"""\
+    {F}
+    import tvm
+    print(tvm.cpu())
+
+    error:
+
+    tvm.error.DiagnosticError: error: Matmul requires the reduction length to be equal.
+
+    environment: tvm 0.27 pip
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.script.strip() == "import tvm\nprint(tvm.cpu())"

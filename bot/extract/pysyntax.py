@@ -339,12 +339,22 @@ def cut_at_output(code: str) -> str | None:
             # ``....`` standing for output left out, right before the error that ended it
             or (ELISION_RE.match(ln) and any(ERROR_LINE_RE.match(x) for x in lines[k + 1:k + 4]))
         ):
-            head = "\n".join(lines[:k])
+            kept = lines[:k]
+            # (a label that introduces the output: "error:", "Output:", "What I get:")
+            while kept and (not kept[-1].strip() or (
+                    _OUTPUT_LABEL_RE.match(kept[-1]) and not _BLOCK_OPENER_RE.match(kept[-1]))):
+                kept.pop()
+            head = "\n".join(kept)
             tree = parse_py(head)
             if tree is not None and does_something(tree):
                 return head
             return None
     return None
+
+
+_OUTPUT_LABEL_RE = re.compile(r"^[A-Za-z][\w '-]{0,40}:\s*$")
+_BLOCK_OPENER_RE = re.compile(
+    r"^\s*(?:def|class|if|elif|else|for|while|with|try|except|finally|async|match|case)\b")
 
 
 def python_of(text: str) -> tuple[str, ast.Module, bool] | None:
@@ -386,7 +396,20 @@ def python_of(text: str) -> tuple[str, ast.Module, bool] | None:
 
 def strip_line_numbers(lines: list[str]) -> str | None:
     """Code copied with its line numbers (``1 import tvm``, ``2 x = 1``): numbers off, when every
-    non-blank line starts with the next number."""
+    non-blank line starts with the next number. An editor pads the numbers to one width (`` 9  x``
+    over ``10 y``): that padding goes too, when the result parses."""
+    plain = _strip_line_numbers(lines, aligned=False)
+    if plain is None:
+        return None
+    aligned = _strip_line_numbers(lines, aligned=True)
+    if aligned is not None and aligned != plain and parse_py(aligned) is not None \
+            and parse_py(plain) is None:
+        return aligned
+    return plain
+
+
+def _strip_line_numbers(lines: list[str], *, aligned: bool) -> str | None:
+    width = max((len(m.group(1)) for m in map(LINE_NO_RE.match, lines) if m), default=0)
     out: list[str] = []
     expect: int | None = None
     for ln in lines:
@@ -400,7 +423,11 @@ def strip_line_numbers(lines: list[str]) -> str | None:
         if expect is not None and n != expect:
             return None
         expect = n + 1
-        out.append(ln[m.end():])
+        rest = ln[m.end():]
+        if aligned:
+            pad = width - len(m.group(1))
+            rest = rest[pad:] if rest[:pad] == " " * pad else rest
+        out.append(rest)
     if expect is None or sum(1 for ln in out if ln.strip()) < 2:
         return None
     return textwrap.dedent("\n".join(out))

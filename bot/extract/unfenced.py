@@ -53,6 +53,7 @@ from bot.extract.pysyntax import (
     is_ir_dump,
     is_version_probe,
     parse_py,
+    strip_line_numbers,
     top_bindings,
 )
 from bot.models import Repro
@@ -66,6 +67,7 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
     for b in (b for b in blocks if b.fenced):
         for k in range(b.start, min(b.end, len(lines))):
             lines[k] = "\x00"
+    lines = unnumbered(lines)
     runs = code_runs(lines)
     session = unfenced_session(lines)
     if session is not None and (not runs or session[0] < runs[0][0]):
@@ -113,6 +115,36 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
         return None, NO_NOTES
     return Repro(found=True, script=script, blocks=(f"{src.name}:unfenced",),
                  shape="unfenced"), NO_NOTES
+
+
+_NUMBERED_RE = re.compile(r"^\s*(\d{1,4})(?:\s|$)")
+
+
+def unnumbered(lines: list[str]) -> list[str]:
+    """``lines`` with code copied from an editor with its line numbers (``1  import tvm``,
+    ``2  from tvm import relax``, ...) numbered no more: a run of lines numbered 1, 2, 3, ...
+    (blank lines keep their number) whose numbers off parse as Python."""
+    out = list(lines)
+    i = 0
+    while i < len(out):
+        m = _NUMBERED_RE.match(out[i])
+        if m is None or m.group(1) != "1":
+            i += 1
+            continue
+        end, expect = i, 1
+        while end < len(out):
+            m = _NUMBERED_RE.match(out[end])
+            if m is None or int(m.group(1)) != expect:
+                break
+            end, expect = end + 1, expect + 1
+        if end - i >= 3:
+            code = strip_line_numbers(out[i:end])
+            if code is not None and parse_py(code) is not None:
+                stripped = code.split("\n")
+                if len(stripped) == end - i:
+                    out[i:end] = stripped
+        i = max(end, i + 1)
+    return out
 
 
 def one_line_statements(

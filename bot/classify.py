@@ -108,6 +108,7 @@ __all__ = [
     "account_for_absent_device",
     "account_for_import_only",
     "account_for_shown_output",
+    "account_for_printed_check",
     "account_for_varied_output",
     "classify",
     "cpp_frames",
@@ -390,6 +391,66 @@ def account_for_shown_output(
         "the wrong result.",
         evidence=tuple(want[:5]),
     )
+
+
+# A comparison whose value the script prints: ``np.allclose(a, b)``, ``(a == b).all()``.
+_CHECK_CALLS = frozenset({"allclose", "array_equal", "array_equiv", "isclose", "equal",
+                          "all", "assert_allclose", "testing"})
+
+
+def _is_check(node: ast.expr) -> bool:
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return name in _CHECK_CALLS
+    return False
+
+
+def _printed_checks(script: str) -> list[str]:
+    """For each ``print(...)`` of ``script`` that prints a comparison's value: the text printed
+    before it ("match:"), or "" when it is printed alone."""
+    try:
+        tree = ast.parse(script)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "print"):
+            continue
+        for k, arg in enumerate(node.args):
+            if _is_check(arg):
+                label = " ".join(a.value for a in node.args[:k]
+                                 if isinstance(a, ast.Constant) and isinstance(a.value, str))
+                out.append(label.strip())
+                break
+    return out
+
+
+def account_for_printed_check(
+    cls: Classification, run: RunResult | None, script: str, reported: Reported | None
+) -> Classification:
+    """A script that prints its own comparison (``print("match:", np.allclose(out, ref))``)
+    and printed ``False``, where the report says the result is wrong: its check failed, it only
+    did not raise."""
+    if (cls.outcome != Outcome.PASSED or run is None or reported is None
+            or reported.outcome != Outcome.WRONG_RESULT):
+        return cls
+    lines = [ln.strip() for ln in run.stdout_tail.split("\n")]
+    for label in _printed_checks(script):
+        hit = next((ln for ln in lines
+                    if ln.startswith(label) and ln[len(label):].strip() == "False"), "")
+        if hit:
+            return Classification(
+                Outcome.WRONG_RESULT,
+                signature=f"printed {hit}"[:200],
+                detail="The script's own comparison of the result printed False (it prints the "
+                "check instead of asserting it).",
+                evidence=(hit,),
+            )
+    return cls
 
 
 # What makes a script's own output differ between runs: random inputs, clocks, addresses.

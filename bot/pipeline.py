@@ -12,6 +12,7 @@ from bot.classify import (
     account_for_absent_device,
     account_for_caught_error,
     account_for_import_only,
+    account_for_printed_check,
     account_for_shown_output,
     account_for_varied_output,
     classify,
@@ -81,6 +82,7 @@ def conclude(
                                   ran_as_command=repro.shape == "shell-wrapped")
     cls = account_for_shown_output(cls, run, repro.shown_output, reported)
     cls = account_for_varied_output(cls, run, repro.script, reported)
+    cls = account_for_printed_check(cls, run, repro.script, reported)
     cls = account_for_caught_error(cls, run, repro.script, reported)
     comparison = account_for_cut_script(compare(reported, cls), cls, repro.cut_at)
     verdict = comparison.verdict

@@ -423,7 +423,7 @@ def _shown_for_comparison(lines: list[_Line]) -> set[int]:
 
 
 _LOG_WARNING_RE = lazyre.compile(
-    r"(?:^|[\]:]\s)\s*(?:Warning|WARNING|UserWarning):"
+    r"(?:^|[\]:>]\s?)\s*(?:Warning|WARNING|UserWarning):"
     # "I see the warning `Fast mode segfaults when ...`": the words of a quoted warning
     r"|\bwarnings?\b[^.:`\"']{0,30}[:\"'`]\s*[^`\"']*$")
 

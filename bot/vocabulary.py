@@ -433,6 +433,9 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|(?:not|cannot|can't|isn't|aren't|fails? to)\b[^.]{0,60}\bcorrectly\b"
     r"|\binconsisten(?:t|cy)\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
     r"|\b(?:result|output|value)s?\b[^.]{0,30}\bdiffer"
+    # "gives random number, different every run", "trash values"
+    r"|\b(?:random|arbitrary|trash|junk|uninitiali[sz]ed) (?:big |large |huge |tiny )?"
+    r"(?:numbers?|values?|results?|outputs?|data|indices|index)\b"
     r"|\bdiverge[sd]?\b|\bgarbage\b|\buninitiali[sz]ed (?:memory|values?|data)\b|\bgarbled\b"
     r"|\bunexpected (?:result|output|value)s?\b|\bprecision (?:loss|issue|problem)\b"
     # (a decimal point is no sentence end: "should be 2.5 but it returns 2")

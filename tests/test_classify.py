@@ -1534,3 +1534,25 @@ def test_an_error_the_script_caught_last_is_how_it_ended(stdout: str, stderr: st
     assert got.outcome == outcome, got
     if outcome != Outcome.PASSED:
         assert "caught this error itself" in got.detail
+
+
+@pytest.mark.parametrize(("script", "stdout", "outcome"), [
+    ('print("match:", np.allclose(out, ref))\n', "match: False\n", Outcome.WRONG_RESULT),
+    ("print(np.array_equal(out, ref))\n", "False\n", Outcome.WRONG_RESULT),
+    ('print("same", (out == ref).all())\n', "same False\n", Outcome.WRONG_RESULT),
+    # the check held
+    ('print("match:", np.allclose(out, ref))\n', "match: True\n", Outcome.PASSED),
+    # False printed, but not by a comparison
+    ('print("cached:", cache.hit)\n', "cached: False\n", Outcome.PASSED),
+])
+def test_a_printed_comparison_that_printed_false_is_a_failed_check(script: str, stdout: str,
+                                                                  outcome: Outcome) -> None:
+    from bot.classify import account_for_printed_check
+
+    script = "import numpy as np\nout = ref = cache = np.ones(2)\n" + script
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail=stdout)
+    wrong = Reported(Outcome.WRONG_RESULT, "wrong values")
+    assert account_for_printed_check(classify(run), run, script, wrong).outcome == outcome
+    # a report that does not call the result wrong says nothing of the printed check
+    assert account_for_printed_check(classify(run), run, script,
+                                     Reported(Outcome.CRASH, "segfault")).outcome == Outcome.PASSED

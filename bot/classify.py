@@ -703,6 +703,29 @@ def _unbound_first(script: str, name: str) -> tuple[str, ...]:
     return (name, *rest)
 
 
+def _binds(script: str, name: str) -> bool:
+    """``script`` binds ``name`` somewhere (an import, an assignment, a def, an argument), or
+    cannot be read."""
+    try:
+        tree = ast.parse(script)
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+            return True
+        if isinstance(node, ast.alias) and node.name == "*":
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+                and node.name == name:
+            return True
+        if isinstance(node, ast.arg) and node.arg == name:
+            return True
+    return False
+
+
+_UNDEFINED_MODULE_RE = lazyre.compile(r"\berror: Undefined variable: (\w+)\b")
 # Calls that build or run a TVM program: once one of them ran, the script is a program, not a
 # fragment that lacks the module it works on.
 _COMPILES_RE = lazyre.compile(
@@ -739,6 +762,19 @@ def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | N
     parser's handling of undefined names are common.)"""
     if not script:
         return None
+    undefined = _UNDEFINED_MODULE_RE.search(err.text) if err.short_type in (
+        "DiagnosticError", "ParserError") else None
+    if undefined and undefined.group(1) in MODULE_ALIASES and not _binds(script,
+                                                                       undefined.group(1)):
+        # TVMScript met `np.float16(...)` with no `import numpy as np` in the script: the
+        # script's own forgotten import, which the parser reports in its own words
+        name = undefined.group(1)
+        return Classification(
+            Outcome.PYTHON_ERROR, signature=normalize_paths(err.header)[:300],
+            detail=(f"The script uses `{name}` inside TVMScript without importing it; TVMScript's "
+                    "parser reports that as an undefined variable. Add the import and comment "
+                    "`/retest`."),
+            evidence=(normalize_paths(err.header),))
     for e in (err, *_chained_causes(run)):
         m = NAME_ERROR_RE.search(e.text) if e.short_type == "NameError" else None
         if m and _compiled_before(script, e):

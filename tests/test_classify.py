@@ -1556,3 +1556,23 @@ def test_a_printed_comparison_that_printed_false_is_a_failed_check(script: str, 
     # a report that does not call the result wrong says nothing of the printed check
     assert account_for_printed_check(classify(run), run, script,
                                      Reported(Outcome.CRASH, "segfault")).outcome == Outcome.PASSED
+
+
+def test_a_module_tvmscript_cannot_find_is_the_scripts_forgotten_import(tmp_path: Path) -> None:
+    script = """\
+        import tvm
+        from tvm.script import ir as I, relax as R
+
+        @I.ir_module
+        class Module:
+            @R.function
+            def main(x: R.Tensor((2,), "float16")):
+                return R.add(x, R.const(np.float16(1.0)))
+        """
+    run = real_run(script, tmp_path)
+    cls = classify(run, script=textwrap.dedent(script))
+    assert cls.outcome == Outcome.PYTHON_ERROR and "without importing it" in cls.detail, cls
+    # an undefined name in TVMScript that is no module's alias stays TVM's diagnostic
+    stale = textwrap.dedent(script).replace("R.const(np.float16(1.0))", "y_unknown")
+    run = real_run(stale, tmp_path / "stale")
+    assert classify(run, script=stale).outcome == Outcome.TVM_ERROR

@@ -2526,3 +2526,20 @@ def test_a_label_before_the_error_in_an_unclosed_fence_is_not_code() -> None:
     """
     r = extract_repro(issue(body))
     assert r.found and r.script.strip() == "import tvm\nprint(tvm.cpu())"
+
+
+@pytest.mark.parametrize(("command", "args"), [
+    # a script named like a test, run as a script with its own flags
+    ("$ python shift_test.py --shift 33", ("--shift", "33")),
+    # a quoted value with a space in it
+    ('    python pool.py --target "llvm -mcpu=znver3"     # last element 6.0',
+     ("--target", "llvm -mcpu=znver3")),
+])
+def test_the_command_line_of_a_script_that_reads_it(command: str, args: tuple[str, ...]) -> None:
+    body = (f"To see it:\n\n{F}\n{command}\n{F}\n\n{F}python\nimport argparse\n"
+            'ap = argparse.ArgumentParser()\nap.add_argument("--shift")\nap.add_argument("--target")\n'
+            f"print(ap.parse_args())\n{F}\n")
+    assert extract_repro(issue(body)).args == args
+    # a pytest run of a test file is not the script's command line
+    pytest_run = body.replace(command, "$ python test_shift.py -k shift")
+    assert extract_repro(issue(pytest_run)).args == ()

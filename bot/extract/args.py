@@ -33,9 +33,10 @@ def with_args(repro: Repro, text: str) -> Repro:
     commands: list[tuple[list[str], bool]] = []  # (arguments, the output after it fails)
     for m in PY_FILE_RE.finditer(text):
         fname = m.group(2)
-        if TEST_FILE_RE.search(fname) or "setup.py" in fname:
-            continue
         tail = m.group(3)
+        if "setup.py" in fname or (TEST_FILE_RE.search(fname) and re.match(
+                r"(?:::|\s+-(?:k|v|x|s|q|rA)\b)", tail)):
+            continue  # (a pytest-style run of a test file, not the script's command line)
         if len(tail) > MAX_ARGS_CHARS:
             return _too_long(repro, fname, len(tail))
         in_code = in_code_context(text, m.start(), m.end())
@@ -117,6 +118,10 @@ def args_from_tail(tail: str, *, strict: bool, prompt: bool = False) -> list[str
     args: list[str] = []
     prev_flag = False
     for tok in tokens:
+        if prev_flag and " " in tok and "\n" not in tok and not tok.startswith("-"):
+            args.append(tok)  # a quoted value: --target "llvm -mcpu=znver3"
+            prev_flag = False
+            continue
         if tok.startswith("-") and re.match(r"^--?[A-Za-z][\w-]*(=\S*)?$", tok):
             args.append(tok)
             prev_flag = "=" not in tok

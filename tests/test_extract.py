@@ -2543,3 +2543,22 @@ def test_the_command_line_of_a_script_that_reads_it(command: str, args: tuple[st
     # a pytest run of a test file is not the script's command line
     pytest_run = body.replace(command, "$ python test_shift.py -k shift")
     assert extract_repro(issue(pytest_run)).args == ()
+
+
+def test_a_string_an_email_client_wrapped_is_joined_again() -> None:
+    body = """\
+    The script (sorry, my mail client wraps the long lines):
+
+    import numpy as np
+    import tvm
+    out = np.ones(2, dtype="int64")
+    print(out, tvm.cpu())
+    assert out.dtype == "int32", f"expected int32 got
+    {out.dtype}"
+
+    Output:
+
+    AssertionError: expected int32 got int64
+    """
+    r = extract_repro(issue(body))
+    assert r.found and 'f"expected int32 got {out.dtype}"' in r.script

@@ -67,7 +67,7 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
     for b in (b for b in blocks if b.fenced):
         for k in range(b.start, min(b.end, len(lines))):
             lines[k] = "\x00"
-    lines = unnumbered(lines)
+    lines = rejoin_wrapped_strings(unnumbered(lines))
     runs = code_runs(lines)
     session = unfenced_session(lines)
     if session is not None and (not runs or session[0] < runs[0][0]):
@@ -115,6 +115,29 @@ def from_unfenced(src: Source, blocks: list[Block]) -> tuple[Repro | None, Notes
         return None, NO_NOTES
     return Repro(found=True, script=script, blocks=(f"{src.name}:unfenced",),
                  shape="unfenced"), NO_NOTES
+
+
+def _open_quote(line: str) -> str:
+    """The quote character a line leaves open (an odd count of it, outside comments), or ""."""
+    if '"""' in line or "'''" in line or line.lstrip().startswith("#"):
+        return ""
+    for q in ('"', "'"):
+        if line.count(q) % 2 == 1 and line.count("'" if q == '"' else '"') % 2 == 0:
+            return q
+    return ""
+
+
+def rejoin_wrapped_strings(lines: list[str]) -> list[str]:
+    """``lines`` with a string literal an email client broke over two lines joined again
+    (``f"expected int32 got`` / ``{out.dtype}"``): the line left open and the next one that
+    closes it, with the space the wrap took. The line count stays (the second becomes blank)."""
+    out = list(lines)
+    for i in range(len(out) - 1):
+        q = _open_quote(out[i])
+        if q and _open_quote(out[i + 1]) == q and out[i + 1].strip() and not out[i + 1][:1].isspace():
+            out[i] = out[i].rstrip() + " " + out[i + 1].strip()
+            out[i + 1] = ""
+    return out
 
 
 _NUMBERED_RE = re.compile(r"^\s*(\d{1,4})(?:\s|$)")

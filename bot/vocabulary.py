@@ -442,6 +442,13 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|\bexpected\b(?:[^.]|\.(?=\d)){0,60}\bbut (?:got|get|is|was)\b"
     r"|\bshould (?:be|return)\b(?:[^.]|\.(?=\d)){0,60}\bbut\b"
     r"|\bnon-?deterministic\b|\bNaNs?\b"
+    # a pass that does not do its job: "CommonSubexprElim doesn't do anything on this function",
+    # "(A[i] + n) is computed three times in the output", "the cast is not folded"
+    r"|\b(?:does ?n[o']t|did ?n[o']t) (?:do|change) anything\b|\bdoes nothing\b|\bhas no effect\b"
+    r"|\bleaves? [^.\n]{0,40}\buntouched\b"
+    r"|\b(?:is|are) (?:computed|evaluated|loaded|recomputed) (?:twice|three times|\d+ times|multiple times)\b"
+    r"|\b(?:is|are|was|were) (?:not|never) (?:eliminated|removed|folded|fused|hoisted|optimi[sz]ed"
+    r"|inlined|vectori[sz]ed|unrolled)\b"
     # "gives smaller values on the border than PyTorch"
     r"|\b(?:smaller|larger|bigger|higher|lower|different) (?:values?|numbers?|results?|outputs?)"
     r"(?: \w+){0,4} than (?:in |with )?(?:numpy|np|torch|pytorch|onnx ?runtime|ort|tensorflow|tf|jax"

@@ -1418,6 +1418,11 @@ SEEN_ROUND_FOUR = [
     # a warning TVM prints, pasted as HTML
     ("R.take returns garbage", "<pre><code>Warning: Fast mode segfaults when there are "
      "out-of-bounds indices</code></pre> and then returns garbage silently.", Outcome.WRONG_RESULT),
+    # a pass that does not do its job
+    ("[TIR] CommonSubexprElim leaves repeated (A[i] + n) untouched",
+     "CommonSubexprElim doesn't do anything on this function, `(A[i] + n)` is computed three "
+     "times in the output.", Outcome.WRONG_RESULT),
+    ("FoldConstant", "The cast of the constant is not folded.", Outcome.WRONG_RESULT),
     # a list after a negation stays negated
     ("relax add", "No error, crash or segfault, but the sum is wrong.", Outcome.WRONG_RESULT),
 ]

@@ -288,13 +288,6 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
             (*ev, "the issue quotes no error; the run fails in the script's own code"),
         )
     assert rep_outcome is not None
-    if reported.wants_clear_error and cls.outcome == Outcome.TVM_ERROR:
-        # "InternalError instead of a user error": TVM now refuses it with its own clear error.
-        return Comparison(
-            Verdict.NOT_REPRODUCED,
-            (*ev, f"the report asks for a clear error in place of the {rep_outcome.value}; "
-                  "TVM now gives one"),
-        )
     if rep_outcome == Outcome.PASSED and reported.about_acceptance and cls.outcome == Outcome.TVM_ERROR:
         # "TVM silently accepts an out-of-range constant": TVM now refuses it with its own error.
         return Comparison(

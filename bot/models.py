@@ -214,9 +214,6 @@ class Reported:
     # accepts an out-of-range constant", "shouldn't TVM reject this?"): TVM refusing it now with
     # its own error is the fix the report asks for.
     about_acceptance: bool = False
-    # The report asks for a clear, user-facing error in place of the internal error it shows
-    # ("InternalError instead of a user error"): TVM's own user-facing error now is the fix.
-    wants_clear_error: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -229,8 +226,6 @@ class Reported:
             out["values"] = list(self.values)
         if self.about_acceptance:
             out["about_acceptance"] = True
-        if self.wants_clear_error:
-            out["wants_clear_error"] = True
         return out
 
 

@@ -345,9 +345,6 @@ def _reported_line(t: Triage) -> str:
     if said and said == t.classification.signature.strip():
         return ""
     what = OUTCOME_TEXT.get(rep.outcome, rep.outcome.value) if rep.outcome else ""
-    if said and rep.wants_clear_error:
-        return (f"**The report shows:** {code_span(said)}, and asks for a clear error in its "
-                "place.")
     if said:
         return f"**The report shows:** {code_span(said)}"
     if rep.outcome == Outcome.PASSED and rep.about_speed:

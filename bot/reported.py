@@ -87,7 +87,6 @@ from bot.vocabulary import (
     VALUE_SPAN_RE,
     VALUE_TEXT_RE,
     VALUE_TVM_SIDE_RE,
-    WANTS_CLEAR_ERROR_RE,
     WRONG_TITLE_RE,
     ends_in_result_check,
     is_tvm_name,
@@ -318,7 +317,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     for finder in finders:
         found = finder(lines)
         if found is not None:
-            return _wanting_clear_error(_with_values(_located(_tidy(found), lines), lines), lines)
+            return _with_values(_located(_tidy(found), lines), lines)
     # With a script, any failure words count; without one, only the reporter's own sentences in
     # the body (not the title, not an untouched template) -- an issue that says "an error is
     # thrown (see the picture)" still reports a failure, a blank template does not.
@@ -335,17 +334,6 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
     if not repro.found:
         return Reported(Outcome.NO_REPRO)
     return None
-
-
-def _wanting_clear_error(rep: Reported, lines: list[_Line]) -> Reported:
-    """An internal error the reporter wants turned into a clear one (:data:`WANTS_CLEAR_ERROR_RE`,
-    in their own words, not in a pasted log): the complaint is the kind of error. (A crash or a
-    hang that now ends in a clear error still fails: a different failure.)"""
-    if rep.outcome != Outcome.INTERNAL_ERROR:
-        return rep
-    if not any(not ln.fenced and WANTS_CLEAR_ERROR_RE.search(ln.text) for ln in lines):
-        return rep
-    return replace(rep, wants_clear_error=True)
 
 
 def _with_values(rep: Reported, lines: list[_Line]) -> Reported:

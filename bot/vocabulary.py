@@ -586,14 +586,6 @@ BACKSTORY_RE = lazyre.compile(
     r"|\btrack(?:ed)? (?:it|this|that|them|the \w+) down\b|\bnarrowed (?:it|this) down\b",
     re.IGNORECASE,
 )
-# The error the reporter wants in place of what they got: "gives InternalError instead of a user
-# error", "I expected a normal diagnostic", "A readable error when the shape does not match".
-WANTS_CLEAR_ERROR_RE = lazyre.compile(
-    r"\b(?:readable|proper|normal|clear|clean|meaningful|helpful|nice|user[- ]facing|user|graceful"
-    r"|informative|friendly|understandable|python)\s+(?:error|diagnostic|exception)s?\b"
-    r"(?!\s+(?:is|was) (?:shown|raised|printed|given))",
-    re.IGNORECASE,
-)
 QUESTION_TITLE_RE = lazyre.compile(
     r"^\s*(?:\[[^\]]*\]\s*)*(?:why|how|what|when|where|which|is|are|can|could|does|do|should|"
     r"question)\b|\?\s*$",

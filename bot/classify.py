@@ -365,11 +365,13 @@ def account_for_shown_output(
     if not shown:
         return cls
     want = [ln for ln in (_squash_ws(x) for x in shown.split("\n"))
-            if ln and not ln.startswith(("$ ", ">>> ", "# "))]
+            if ln and not ln.startswith(("$ ", ">>> ", "# ")) and not _LOG_LINE_RE.match(ln)
+            and ln.strip(" .…[]") != ""]  # (and not "..." standing for lines left out)
     if not want or len(want) > 40 or not any(ch.isdigit() for ln in want for ch in ln):
         return cls
     got = iter(_squash_ws(x) for x in run.stdout_tail.split("\n"))
-    if not all(any(_same_printed(g, w) for g in got) for w in want):  # in order, each line whole
+    if not all(any(_same_printed(g, w) for g in got) for w in want) and not _same_numbers(
+            run.stdout_tail, want):  # in order, each line whole; else the same numbers in order
         junk = SUBNORMAL_RE.search(run.stdout_tail)
         if junk is None or not SUBNORMAL_RE.search(shown):
             return cls
@@ -598,6 +600,29 @@ def _same_printed(got: str, want: str) -> bool:
         if x != y and abs(x - y) > 1e-6 * max(abs(x), abs(y)):
             return False
     return True
+
+
+# Fewer numbers than this in the shown output say too little to match on numbers alone.
+_MIN_ATOMS = 6
+_MAX_ATOMS = 5000
+
+
+def _same_numbers(stdout: str, want: list[str]) -> bool:
+    """The numbers (and nan/inf) of the shown lines ``want`` appear in this order, one after
+    the other, in the run's output: the same array printed at another line width ("[[-3.4e+38
+    0. 2.]" wrapped after four numbers here, after five in the report)."""
+    want_atoms = [a for ln in want for a in _ATOM_RE.findall(ln)
+                  if a not in ("True", "False")][:100]
+    if len(want_atoms) < _MIN_ATOMS:
+        return False
+    got_atoms = [a for a in _ATOM_RE.findall(stdout[-400_000:]) if a not in ("True", "False")]
+    got_atoms = got_atoms[-_MAX_ATOMS:]
+    n = len(want_atoms)
+    for k in range(len(got_atoms) - n + 1):
+        if (got_atoms[k] == want_atoms[0] or _same_atoms([got_atoms[k]], [want_atoms[0]])) \
+                and _same_atoms(got_atoms[k:k + n], want_atoms):
+            return True
+    return False
 
 
 def _squash_ws(line: str) -> str:

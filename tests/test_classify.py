@@ -1576,3 +1576,24 @@ def test_a_module_tvmscript_cannot_find_is_the_scripts_forgotten_import(tmp_path
     stale = textwrap.dedent(script).replace("R.const(np.float16(1.0))", "y_unknown")
     run = real_run(stale, tmp_path / "stale")
     assert classify(run, script=stale).outcome == Outcome.TVM_ERROR
+
+
+def test_the_same_array_printed_at_another_width_is_the_same_output() -> None:
+    from bot.classify import account_for_shown_output
+
+    shown = ("[[-3.4028235e+38 -3.4028235e+38 -3.4028235e+38 -3.4028235e+38 -3.4028235e+38]\n"
+             " [-3.4028235e+38  0.0000000e+00  2.0000000e+00  3.0000000e+00 -3.4028235e+38]\n"
+             " ...\n[12:01:44] /project/src/x.cc:1: Warning: fast mode\n")
+    printed = ("[[-3.4028235e+38 -3.4028235e+38 -3.4028235e+38 -3.4028235e+38\n"
+               "  -3.4028235e+38]\n [-3.4028235e+38  0.0000000e+00  2.0000000e+00  3.0000000e+00\n"
+               "  -3.4028235e+38]\n [-3.4028235e+38  8.0000000e+00  1.0000000e+01  1.1000000e+01\n"
+               "  -3.4028235e+38]]\n")
+    wrong = Reported(Outcome.WRONG_RESULT, "full of -3.4e38")
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail=printed)
+    assert account_for_shown_output(classify(run), run, shown, wrong).outcome == \
+        Outcome.WRONG_RESULT
+    # other numbers: fixed
+    fixed = RunResult(exit_code=0, signal=None, seconds=1.0,
+                      stdout_tail=printed.replace("-3.4028235e+38", "0.0000000e+00"))
+    assert account_for_shown_output(classify(fixed), fixed, shown, wrong).outcome == \
+        Outcome.PASSED

@@ -2562,3 +2562,44 @@ def test_a_string_an_email_client_wrapped_is_joined_again() -> None:
     """
     r = extract_repro(issue(body))
     assert r.found and 'f"expected int32 got {out.dtype}"' in r.script
+
+
+def test_output_shown_in_words_after_an_unfenced_script() -> None:
+    body = """\
+    when input have nan, R.clip gives 6.0 at the nan position.
+
+    import numpy as np
+    import tvm
+    inp = np.array([-1.0, 3.0, 7.0, np.nan], "float32")
+    print(np.clip(inp, 0, 6), tvm.cpu())
+
+    it prints [0. 3. 6. 6.] but should be [0. 3. 6. nan]
+    """
+    assert extract_repro(issue(body)).shown_output == "[0. 3. 6. 6.]"
+
+
+def test_output_labelled_after_the_script_in_a_fence_left_open() -> None:
+    body = f"""\
+    numpy returns the index of the NaN.
+
+    {F}python
+    import numpy as np
+    x = np.array([1.0, np.nan, 0.0])
+    print("argmin:", np.nanargmin(x))
+
+    Actual:
+    argmin: 2
+    Expected (numpy):
+    argmin: 1
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shown_output == "argmin: 2"
+
+
+def test_output_under_actual_behavior_in_the_body_for_a_script_in_a_comment() -> None:
+    body = ("### Actual behavior\n\nIt is 0. Output of the script in the comment below:\n\n"
+            f"{F}\ntvm: [-1.  0.  0.  1.]\nnp : [-1.  0. nan  1.]\n{F}\n\n"
+            "### Steps to reproduce\n\nsee comment\n")
+    script = f"script:\n\n{F}python\nimport numpy as np\nprint('np :', np.sign([1.0]))\n{F}\n"
+    r = extract_repro(issue(body, ("alice", script)))
+    assert r.found and r.shown_output.startswith("tvm: [-1.  0.  0.  1.]")

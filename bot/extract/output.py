@@ -36,6 +36,38 @@ _EXPECTED_WORDS_RE = Pattern(
 )
 
 
+_LABEL_RE = Pattern(r"^\s*(?:actual(?: output| result| behaviou?r)?|output|result|i get|got|tvm)"
+                    r"\b[^:\n]{0,40}:\s*$", re.I)
+
+
+def shown_in_block_tail(text: str, script: str) -> str:
+    """Output pasted in the script's own block after it, under a label ("Actual:" then the
+    lines, up to a blank line or the "Expected (numpy):" label), as in a fence left open."""
+    last = next((ln.strip() for ln in reversed(script.splitlines()) if ln.strip()), "")
+    lines = text.split("\n")
+    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() == last), None)
+    if not last or at is None:
+        return ""
+    rest = lines[at + 1: at + 1 + 60]
+    k = next((i for i, ln in enumerate(rest) if ln.strip()), None)
+    if k is None or not _LABEL_RE.search(rest[k]) or _EXPECTED_WORDS_RE.search(rest[k]):
+        return ""
+    shown: list[str] = []
+    for ln in rest[k + 1:]:
+        if not ln.strip() or ln.rstrip().endswith(":"):
+            break
+        shown.append(ln)
+    out = "\n".join(shown)
+    return out[:MAX_SHOWN] if shown and any(ch.isdigit() for ch in out) else ""
+
+
+def actual_section_output(src: Source) -> str:
+    """The output block under the "Actual behavior" heading of ``src`` (the body, when the script
+    is in a comment: "Output of the script I put in the comment below:"), or ""."""
+    shown = [b for b in src.blocks if b.section.lower().startswith("actual") and _is_shown_output(b)]
+    return shown[0].text[:MAX_SHOWN] if len(shown) == 1 else ""
+
+
 def shown_output(src: Source, labels: tuple[str, ...]) -> str:
     """The output block that follows the repro's blocks ``labels`` in ``src`` (or "")."""
     mine = [b for b in src.blocks if b.label in labels]
@@ -115,8 +147,10 @@ def shown_after_unfenced(text: str, script: str) -> str:
         return ""
     rest = iter(lines[at + 1:])
     intro = next((ln for ln in rest if ln.strip()), "")
-    if (not intro.rstrip().endswith(":") or len(intro) > 200 or not _OUTPUT_WORDS_RE.search(intro)
-            or _EXPECTED_WORDS_RE.search(intro)):
+    if not intro.rstrip().endswith(":"):
+        # "it prints [0. 3. 6. 6.] but should be [0. 3. 6. nan]": one value, in the words
+        return printed_in_prose("\n".join(lines[at + 1: at + 1 + _PROSE_LINES]))
+    if len(intro) > 200 or not _OUTPUT_WORDS_RE.search(intro) or _EXPECTED_WORDS_RE.search(intro):
         return ""
     shown: list[str] = []
     for ln in rest:

@@ -62,7 +62,13 @@ from bot.extract.markdown import (
     sentence_around,
 )
 from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, reason_for
-from bot.extract.output import MAX_SHOWN, shown_after_unfenced, shown_output
+from bot.extract.output import (
+    MAX_SHOWN,
+    actual_section_output,
+    shown_after_unfenced,
+    shown_in_block_tail,
+    shown_output,
+)
 from bot.extract.patterns import (
     ADOPTS_RE,
     CONFIRM_ASK_RE,
@@ -251,6 +257,13 @@ def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
         # A ``>>>`` session shows what it printed under its own prompts.
         shown = "\n".join(session_output(b.text) for b in src.blocks
                           if b.label in repro.blocks).strip("\n")[:MAX_SHOWN]
+    if not shown and src is not None and len(repro.blocks) == 1:
+        # "Actual:" and its lines after the script in its own block (a fence left open)
+        block = next((b for b in src.blocks if b.label == repro.blocks[0]), None)
+        shown = shown_in_block_tail(block.text, repro.script) if block is not None else ""
+    if not shown and src is not None and src.name != "body" and sources:
+        # the script in a comment, its output under "Actual behavior" in the body
+        shown = actual_section_output(sources[0])
     return replace(repro, shown_output=shown) if shown else repro
 
 

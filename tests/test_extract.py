@@ -2603,3 +2603,23 @@ def test_output_under_actual_behavior_in_the_body_for_a_script_in_a_comment() ->
     script = f"script:\n\n{F}python\nimport numpy as np\nprint('np :', np.sign([1.0]))\n{F}\n"
     r = extract_repro(issue(body, ("alice", script)))
     assert r.found and r.shown_output.startswith("tvm: [-1.  0.  0.  1.]")
+
+
+@pytest.mark.parametrize(("author", "intro"), [
+    ("helper", "Still the case on current main, here is the script with the new API:"),
+    ("alice", "yes still happens with relax on 0.27:"),
+    ("alice", "ok updated for 0.27:"),
+])
+def test_a_port_of_a_script_on_a_removed_api_replaces_it(author: str, intro: str) -> None:
+    body = f"It crashes.\n\n{F}python\nimport tvm\nfrom tvm import te\ns = te.create_schedule(B.op)\n{F}\n"
+    port = f"{intro}\n\n{F}python\nimport tvm\nfrom tvm import te\nprint(te.create_prim_func)\n{F}\n"
+    r = extract_repro(issue(body, (author, port)))
+    assert r.found and "create_prim_func" in r.script, r
+    assert "`tvm.te.create_schedule`" in r.reason
+
+
+def test_the_whole_script_in_the_authors_comment_replaces_a_fragment() -> None:
+    body = f"It crashes:\n\n{F}python\nf(a, b, c)\n{F}\n"
+    whole = f"here is the whole thing\n\n{F}python\nimport tvm\nprint(tvm.cpu())\n{F}\n"
+    r = extract_repro(issue(body, ("maint", "What is `f`?"), ("alice", whole)))
+    assert r.found and "tvm.cpu()" in r.script

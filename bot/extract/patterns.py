@@ -241,7 +241,9 @@ SMALLER_RE = Pattern(
     r"(?:(?:and|,)\s+\w+\s+)?(?:repro\w*|example|script|test ?case|version|code|snippet|program|"
     r"case|mre|mwe|trigger)\b|"
     r"\b(?:smaller|simpler|minimal|more minimal|minimi[sz]ed|reduced|shorter|simplified|"
-    r"self-contained|standalone|stand-alone|complete|runnable)\s+(?:one|module|model|graph)\b|\b(?:the )?(?:real|actual|right|correct) one\b|"
+    r"self-contained|standalone|stand-alone|complete|runnable)\s+(?:one|module|model|graph)\b|"
+    # "here is the whole thing", "the whole script"
+    r"\bthe whole (?:thing|script|code|program|example|repro|file)\b|\b(?:the )?(?:real|actual|right|correct) one\b|"
     # "ignore the script above": the block below replaces it
     r"\bignore (?:the|my) (?:\w+ )?(?:script|code|snippet|example|block|one|version) above\b|"
     r"\b(?:repro\w*|example|script|code|test ?case)\s+(?:is\s+|was\s+)?(?:reduced|simplified|"
@@ -462,10 +464,14 @@ QUOTE_FAILS_TOO_RE = Pattern(
 # Another commenter's script offered as the report's script moved to the current API: "I ported
 # it to Relax on 0.27", "here it is rewritten for the new API", "updated the script for main".
 PORTED_RE = Pattern(
-    r"\b(?:ported|porting|rewrote|rewritten|translated|converted|migrated)\s+(?:it|this|the "
+    r"\b(?:ported|porting|rewrote|rewritten|translated|converted|migrated|updated|adapted)\s+(?:it|this|the "
     r"(?:script|repro|example|code|test))?\s*(?:over\s+)?(?:to|for|in|into|with|on)\s+"
     r"(?:relax|tirx|s_tir|the (?:new|current|latest) (?:api|tvm)|(?:current|latest) (?:main|tvm)"
     r"|main|v?0\.\d+|tvm (?:main|v?0\.\d+)|the unity)\b"
-    r"|\b(?:relax|current[- ]api|new[- ]api) (?:port|version) of (?:it|this|the (?:script|repro))\b",
+    r"|\b(?:relax|current[- ]api|new[- ]api) (?:port|version) of (?:it|this|the (?:script|repro))\b"
+    # "here is the script with the new API", "still happens with relax on 0.27:"
+    r"|\b(?:with|using|for|in|on) the (?:new|current|latest) (?:api|tvm|version|main)\b"
+    r"|\bstill (?:happens|the case|fails|crashes|reproduces|there|broken)\b[^.\n]{0,40}"
+    r"\b(?:relax|main|v?0\.\d+|current|latest|new api)\b",
     re.I,
 )

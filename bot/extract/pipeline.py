@@ -315,40 +315,56 @@ def adopted_script(issue: Issue) -> Repro | None:
 
 
 def _stale_import(script: str) -> str:
-    """The first module the script imports that this TVM no longer has (``tvm.relay``,
-    ``nnvm``: :mod:`bot.api_changes` entries with nothing in their place), or ""."""
+    """The first TVM name the script imports or uses that this TVM no longer has (``tvm.relay``,
+    ``te.create_schedule``, ``tvm.nd.array``: :mod:`bot.api_changes` entries), or ""."""
     tree = parse_py(script)
     if tree is None:
         return ""
+    aliases: dict[str, str] = {}
+    names: list[str] = []
     for node in ast.walk(tree):
-        names: list[str] = []
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+            for a in node.names:
+                names.append(a.name)
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else \
+                    a.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [f"{node.module}.{a.name}" for a in node.names]
-        for name in names:
-            entry = api_changes.lookup(name)
-            if entry is not None and entry.replacement is None and (
-                    name == entry.name or name.startswith(entry.name + ".")):
-                return entry.name
+            for a in node.names:
+                names.append(f"{node.module}.{a.name}")
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            parts: list[str] = []
+            cur: ast.expr = node
+            while isinstance(cur, ast.Attribute):
+                parts.append(cur.attr)
+                cur = cur.value
+            if isinstance(cur, ast.Name) and cur.id in aliases:
+                names.append(".".join([aliases[cur.id], *reversed(parts)]))
+    for name in names:
+        if not name.startswith(("tvm.", "nnvm", "topi", "vta")) and name != "tvm":
+            continue
+        entry = api_changes.lookup(name)
+        if entry is not None and (name == entry.name or name.startswith(entry.name + ".")):
+            return entry.name
     return ""
 
 
 def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
     """Another commenter's port of the author's script to the current API ("I ported it to
-    Relax on 0.27:"), when the author's script imports a module this TVM no longer has: the
-    port is what can be run. The reason says whose it is."""
+    Relax on 0.27:", "here is the script with the new API"), when the author's script uses a
+    name this TVM no longer has: the port is what can be run. The reason says whose it is."""
     stale = _stale_import(repro.script)
     if not stale:
         return None
     for n, c in enumerate(issue.comments, start=1):
-        if c.author == issue.author or not PORTED_RE.search(c.body):
-            continue
+        if not PORTED_RE.search(c.body) or FIX_RE.search(re.split(r"```|~~~", c.body)[0]):
+            continue  # (the author's own port counts too: "ok, updated for 0.27:"; a patch not)
         other = read_source(f"comment{n}", c.body, by_author=False)
         port = from_blocks(other, own_blocks(other))[0]
         if port is not None and not _stale_import(port.script):
             return replace(port, reason=(
-                f"The issue's script imports `{stale}`, which this TVM no longer has; the bot "
+                f"The issue's script uses `{stale}`, which this TVM no longer has; the bot "
                 f"ran the port to the current API that @{c.author} posted in comment {n}."))
     return None
 

@@ -293,20 +293,34 @@ def _worker_has_gpu(environment: Mapping[str, str]) -> bool:
     return cuda not in {"false", "no", "off", "0", "disabled"} and "no driver" not in cuda
 
 
+_ASKS_DEVICE_RE = lazyre.compile(r"\.exist\b|\bis_available\s*\(|\bdevice_count\s*\(")
+
+
 def account_for_absent_device(
     cls: Classification,
     reported: Reported | None,
     needs: tuple[str, ...],
     environment: Mapping[str, str] | None,
+    script: str = "",
 ) -> Classification:
     """A run that passed on a worker without the device the script wants cannot speak for a
     failure the reporter saw while running on that device (a crash, a wrong result, a hang):
     that is ``needs-gpu``, not "passed". A reported compile-time error stays comparable, since
-    compiling for a device needs no device."""
-    if cls.outcome != Outcome.PASSED or reported is None:
+    compiling for a device needs no device. A script that asks whether the device is there
+    (``tvm.cuda(0).exist``) gets "no" on such a worker, whatever the report says."""
+    if cls.outcome != Outcome.PASSED:
         return cls
     devices = [n for n in needs if n in GPU_DEVICES]
     if not devices or _worker_has_gpu(environment or {}):
+        return cls
+    if _ASKS_DEVICE_RE.search(script):
+        return Classification(
+            Outcome.NEEDS_GPU,
+            detail=(f"The script asks whether a {devices[0]} device is there; this worker has "
+                    "none, so its answer here says nothing about the reporter's machine."),
+            evidence=cls.evidence,
+        )
+    if reported is None:
         return cls
     if reported.outcome not in _DEVICE_RUNTIME_FAILURES:
         return cls

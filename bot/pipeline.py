@@ -77,7 +77,7 @@ def conclude(
         cls = classify(run, script=repro.script, needs=the_plan.needs, environment=environment)
     if isinstance(reported, Unread):
         reported = read_report(issue, the_plan)
-    cls = account_for_absent_device(cls, reported, the_plan.needs, environment)
+    cls = account_for_absent_device(cls, reported, the_plan.needs, environment, repro.script)
     cls = account_for_import_only(cls, repro.script, issue.title, reported,
                                   ran_as_command=repro.shape == "shell-wrapped")
     cls = account_for_shown_output(cls, run, repro.shown_output, reported)

@@ -1597,3 +1597,18 @@ def test_the_same_array_printed_at_another_width_is_the_same_output() -> None:
                       stdout_tail=printed.replace("-3.4028235e+38", "0.0000000e+00"))
     assert account_for_shown_output(classify(fixed), fixed, shown, wrong).outcome == \
         Outcome.PASSED
+
+
+def test_a_script_that_asks_whether_the_device_is_there_needs_the_device() -> None:
+    from bot.classify import account_for_absent_device
+
+    script = "import tvm\nprint(tvm.cuda(0).exist)\n"
+    passed = classify(RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="False\n"),
+                      script=script, needs=("cuda",), environment={})
+    for rep in (None, Reported(Outcome.WRONG_RESULT, "exist is False")):
+        got = account_for_absent_device(passed, rep, ("cuda",), {}, script)
+        assert got.outcome == Outcome.NEEDS_GPU and "asks whether" in got.detail
+    # on a worker with the GPU the answer stands
+    gpu = {"gpu": "NVIDIA H200", "cuda_enabled": "12.8"}
+    assert account_for_absent_device(passed, None, ("cuda",), gpu, script).outcome == \
+        Outcome.PASSED

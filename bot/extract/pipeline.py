@@ -354,6 +354,8 @@ def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
     """Another commenter's port of the author's script to the current API ("I ported it to
     Relax on 0.27:", "here is the script with the new API"), when the author's script uses a
     name this TVM no longer has: the port is what can be run. The reason says whose it is."""
+    if not any(PORTED_RE.search(c.body) for c in issue.comments):
+        return None  # (no comment offers a port: the script is not read again)
     stale = _stale_import(repro.script)
     if not stale:
         return None

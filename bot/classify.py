@@ -1221,9 +1221,10 @@ def _classify_error(
             evidence=ev,
         )
 
-    # 5. TVM's own checks. (A check TVM raises as ValueError/TypeError/IndexError -- "ValueError:
-    # Check failed: ... Literal value 3000000000 exceeds range of int32" -- is TVM refusing the
-    # input on purpose: a user-facing error, below.)
+    # 5. TVM's own checks. (A check TVM raises as ValueError -- "ValueError: Check failed: ...
+    # Literal value 3000000000 exceeds range of int32" -- is TVM refusing the input on purpose:
+    # a user-facing error, below. A TypeError "Check failed: ... mismatched types" stays TVM's
+    # own check, as triagers read it.)
     if short == "InternalError" or ("Check failed" in text and short not in _USER_CHECK_TYPES):
         check = next((ln.strip() for ln in err.lines if "Check failed" in ln), "")
         return Classification(
@@ -1305,7 +1306,7 @@ def _reraised_tvm_error(err: PyError, run: RunResult, frame: Frame | None) -> Py
     return None
 
 
-_USER_CHECK_TYPES = frozenset({"ValueError", "TypeError", "IndexError"})
+_USER_CHECK_TYPES = frozenset({"ValueError"})
 _CALLABLE_KEYWORD_RE = lazyre.compile(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'")
 
 

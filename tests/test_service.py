@@ -109,7 +109,7 @@ def test_queued_run_report_once(svc, fake_github: FakeGitHub):
     assert q == "cpu"
     # The run worker gets the script and nothing of the issue or GitHub.
     assert set(request) == {"job_id", "repo", "number", "script", "args", "needs", "gpu",
-                            "build", "slot", "force", "attempts"}
+                            "build", "slot", "force", "attempts", "rerun_for"}
     assert request["attempts"] == 1
 
     result = run(s, request, notify=queue)

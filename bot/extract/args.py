@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from bot import lazyre
 from bot.extract.patterns import (
     FAILED_OUTPUT_RE,
     PROMPT_LINE_RE,
@@ -141,11 +142,11 @@ def args_from_tail(tail: str, *, strict: bool, prompt: bool = False) -> list[str
 
 # An environment variable set for the run in the issue's text: "BENCH_DTYPE=float16 python
 # x.py", "export TVM_NUM_THREADS=1", "$ DEVICE=cuda python x.py".
-_ENV_SET_RE = re.compile(
+_ENV_SET_RE = lazyre.compile(
     r"(?:^|[\s`$;(])(?:export\s+|set\s+)?([A-Z][A-Z0-9_]{1,40})=(\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'"
     r"|[^\s;&|`'\"]{1,200})(?=[\s;`]|$)", re.M)
 # Names the bot never sets for a script: the interpreter's, the loader's, the shell's.
-_ENV_DENIED_RE = re.compile(r"^(?:LD_\w*|PYTHON\w*|PATH|HOME|USER|SHELL|TMPDIR|IFS|BASH\w*"
+_ENV_DENIED_RE = lazyre.compile(r"^(?:LD_\w*|PYTHON\w*|PATH|HOME|USER|SHELL|TMPDIR|IFS|BASH\w*"
                             r"|TVM_LIBRARY_PATH|TVM_BACKTRACE|\w*PROXY\w*)$", re.I)
 # At most this many variables are set (a report names one or two).
 MAX_ENV = 8

@@ -4,6 +4,7 @@ import ast
 import re
 import textwrap
 
+from bot import lazyre
 from bot.extract.patterns import (
     BUILTINS,
     CONTINUATION_RE,
@@ -352,8 +353,8 @@ def cut_at_output(code: str) -> str | None:
     return None
 
 
-_OUTPUT_LABEL_RE = re.compile(r"^[A-Za-z][\w '-]{0,40}:\s*$")
-_BLOCK_OPENER_RE = re.compile(
+_OUTPUT_LABEL_RE = lazyre.compile(r"^[A-Za-z][\w '-]{0,40}:\s*$")
+_BLOCK_OPENER_RE = lazyre.compile(
     r"^\s*(?:def|class|if|elif|else|for|while|with|try|except|finally|async|match|case)\b")
 
 

@@ -4,6 +4,7 @@ import ast
 import re
 import textwrap
 
+from bot import lazyre
 from bot.extract.markdown import (
     Block,
     Source,
@@ -140,7 +141,7 @@ def rejoin_wrapped_strings(lines: list[str]) -> list[str]:
     return out
 
 
-_NUMBERED_RE = re.compile(r"^\s*(\d{1,4})(?:\s|$)")
+_NUMBERED_RE = lazyre.compile(r"^\s*(\d{1,4})(?:\s|$)")
 
 
 def unnumbered(lines: list[str]) -> list[str]:

@@ -1085,6 +1085,8 @@ _SPEED_RE = lazyre.compile(
     r"^\s*\[perf(?:ormance)?\]|\bslower\b|\bperformance (?:is|was|gap|regression|issue|problem)"
     r"|\b(?:bad|poor|low|terrible) (?:performance|throughput|latency)\b|\bslow(?:ness|down)\b"
     r"|\bspeed ?up\b|\bnot (?:as |so )?fast\b"
+    # "it's just slow", "compilation is very slow"
+    r"|\b(?:just|too|very|really|so|extremely|painfully|quite|is|are|gets?) slow\b"
     # "in our GRU model this is ~30% of the runtime"
     r"|\b(?:\d+ ?%|most|half) of (?:the |our )?(?:run ?time|latency|inference time)\b", re.I)
 

@@ -383,7 +383,7 @@ NEGATION_RE = lazyre.compile(
     # (within its clause: "no error, but the output is all zeros" negates only the error)
     # ("it does not complain, it just segfaults": "just" turns the clause as "but" does; so does a
     # comma that starts a new clause: "No exception, the result is silently truncated")
-    r"\b(?:not|no|never|without|instead of|n't|nor|avoid|prevent)\b"
+    r"\b(?:not|no|never|nothing|without|instead of|n't|nor|avoid|prevent)\b"
     r"(?:(?!\b(?:but|just)\b|,\s*(?:the|it|this|that|they|i|we|tvm|its|so|and (?:the|it))\b)[^.;:]){0,30}$"
     # the same in Chinese: "没有报错, 也没有 segfault" (no error, and no segfault either)
     r"|(?:没有|没|不是|并非|不会)(?:(?!但)[^。；：.;:,，]){0,12}$",

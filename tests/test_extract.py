@@ -2623,3 +2623,31 @@ def test_the_whole_script_in_the_authors_comment_replaces_a_fragment() -> None:
     whole = f"here is the whole thing\n\n{F}python\nimport tvm\nprint(tvm.cpu())\n{F}\n"
     r = extract_repro(issue(body, ("maint", "What is `f`?"), ("alice", whole)))
     assert r.found and "tvm.cpu()" in r.script
+
+
+def test_imports_the_author_forgot_and_posts_in_a_comment_go_in_front() -> None:
+    body = f"Steps:\n\n{F}python\nx = np.array([3.0, np.nan])\nprint(np.sort(x), tvm.cpu())\n{F}\n"
+    imports = f"oops, forgot the imports at the top of the script:\n\n{F}python\nimport numpy as np\nimport tvm\n{F}\n"
+    r = extract_repro(issue(body, ("alice", imports)))
+    assert r.script.startswith("import numpy as np\nimport tvm\nx = np.array")
+    # someone else's imports are not the author's
+    assert not extract_repro(issue(body, ("bob", imports))).script.startswith("import numpy")
+
+
+def test_run_it_with_another_input_instead_of_the_annotated_one_continues_the_script() -> None:
+    body = f"""\
+    module:
+
+    {F}python
+    import numpy as np
+    import tvm
+    {F}
+
+    run it with (3, 5) input instead of (2, 5):
+
+    {F}python
+    data_np = np.ones((3, 5), "float32")
+    print(tvm.cpu(), data_np)
+    {F}
+    """
+    assert extract_repro(issue(body)).blocks == ("body#0", "body#1")

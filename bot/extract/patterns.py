@@ -165,7 +165,7 @@ SECTION_WORDS_RE = Pattern(
 
 VARIANT_RE = Pattern(
     r"\b(?:works?|working|worked|succeeds?|succeeded|successfully|passes|passed|runs fine|is fine|"
-    r"no (?:error|problem|issue|crash)s?|work-?around|instead|alternatively|expected (?:output|result)|"
+    r"no (?:error|problem|issue|crash)s?|work-?around|instead(?!\s+of\b)|alternatively|expected (?:output|result)|"
     r"correct (?:output|result|version)|fixed version|without (?:the )?(?:error|bug|crash))\b",
     re.I,
 )

@@ -87,6 +87,7 @@ from bot.extract.patterns import (
     said_incomplete,
 )
 from bot.extract.pysyntax import (
+    dedent,
     free_names,
     imported_names,
     imports_only,
@@ -185,7 +186,8 @@ def extract_repro(issue: Issue) -> Repro:
             continue
         if repro is not None:
             later = later_smaller_repro(sources[k + 1 :]) or \
-                continued_in_comment(repro, sources[k + 1 :]) or adopted_script(issue) or \
+                continued_in_comment(repro, sources[k + 1 :]) or \
+                imports_in_comment(repro, sources[k + 1 :]) or adopted_script(issue) or \
                 ported_by_other(issue, repro)
             return without_unused_frameworks(with_cut_tail(with_test_calls(with_file_note(
                 with_env(with_args(_with_shown_output(later or repro, sources), all_author_text),
@@ -368,6 +370,30 @@ def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
             return replace(port, reason=(
                 f"The issue's script uses `{stale}`, which this TVM no longer has; the bot "
                 f"ran the port to the current API that @{c.author} posted in comment {n}."))
+    return None
+
+
+def imports_in_comment(repro: Repro, later: list[Source]) -> Repro | None:
+    """The script with the imports the author posts in a later comment ("oops, forgot the
+    imports at the top:") put in front of it: a block of imports alone that binds names the
+    script uses and never binds."""
+    tree = parse_py(repro.script)
+    if tree is None:
+        return None
+    missing = free_names(tree)
+    if not missing:
+        return None
+    for src in later:
+        for b in own_blocks(src):
+            head = parse_py(dedent(b.text))
+            if head is None or not head.body or not imports_only(head) \
+                    or not imported_names(head) & missing:
+                continue
+            joined = dedent(b.text).rstrip("\n") + "\n" + repro.script
+            if parse_py(joined) is None:
+                continue
+            return replace(repro, script=joined, blocks=(b.label, *repro.blocks),
+                           shape="multi-block")
     return None
 
 

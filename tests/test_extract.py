@@ -2607,6 +2607,7 @@ def test_output_under_actual_behavior_in_the_body_for_a_script_in_a_comment() ->
 
 @pytest.mark.parametrize(("author", "intro"), [
     ("helper", "Still the case on current main, here is the script with the new API:"),
+    ("alice", "ported to new API:"),
     ("alice", "yes still happens with relax on 0.27:"),
     ("alice", "ok updated for 0.27:"),
 ])
@@ -2651,3 +2652,10 @@ def test_run_it_with_another_input_instead_of_the_annotated_one_continues_the_sc
     {F}
     """
     assert extract_repro(issue(body)).blocks == ("body#0", "body#1")
+
+
+def test_a_port_replaces_a_snippet_on_a_removed_api_pasted_without_its_imports() -> None:
+    body = f"Max is 0.\n\n{F}python\ns = te.create_schedule(B.op)\nf = tvm.build(s, [A, B])\n{F}\n"
+    port = f"ported to new API:\n\n{F}python\nimport tvm\nfrom tvm import te\nprint(te.create_prim_func)\n{F}\n"
+    r = extract_repro(issue(body, ("alice", port)))
+    assert r.found and "create_prim_func" in r.script

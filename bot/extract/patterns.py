@@ -466,7 +466,7 @@ QUOTE_FAILS_TOO_RE = Pattern(
 PORTED_RE = Pattern(
     r"\b(?:ported|porting|rewrote|rewritten|translated|converted|migrated|updated|adapted)\s+(?:it|this|the "
     r"(?:script|repro|example|code|test))?\s*(?:over\s+)?(?:to|for|in|into|with|on)\s+"
-    r"(?:relax|tirx|s_tir|the (?:new|current|latest) (?:api|tvm)|(?:current|latest) (?:main|tvm)"
+    r"(?:relax|tirx|s_tir|(?:the )?(?:new|current|latest) (?:api|tvm)|(?:current|latest) (?:main|tvm)"
     r"|main|v?0\.\d+|tvm (?:main|v?0\.\d+)|the unity)\b"
     r"|\b(?:relax|current[- ]api|new[- ]api) (?:port|version) of (?:it|this|the (?:script|repro))\b"
     # "here is the script with the new API", "still happens with relax on 0.27:"

@@ -316,13 +316,18 @@ def adopted_script(issue: Issue) -> Repro | None:
     return None
 
 
+_USUAL_TVM_ALIASES = (("tvm", "tvm"), ("te", "tvm.te"), ("tir", "tvm.tir"), ("relay", "tvm.relay"),
+                      ("relax", "tvm.relax"), ("topi", "tvm.topi"), ("autotvm", "tvm.autotvm"))
+
+
 def _stale_import(script: str) -> str:
     """The first TVM name the script imports or uses that this TVM no longer has (``tvm.relay``,
     ``te.create_schedule``, ``tvm.nd.array``: :mod:`bot.api_changes` entries), or ""."""
     tree = parse_py(script)
     if tree is None:
         return ""
-    aliases: dict[str, str] = {}
+    # (the usual names, for a snippet pasted without its imports)
+    aliases: dict[str, str] = dict(_USUAL_TVM_ALIASES)
     names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -212,10 +212,17 @@ _PRINTED_DIAGNOSTIC_RE = lazyre.compile(r"^error: ([^\n]+)\n\s*--> [^\n]*:\d+:\d
 _LOG_LINE_RE = lazyre.compile(r"^\[\d\d:\d\d:\d\d\] ")
 
 
-def _catches(script: str) -> bool:
+def _tree(script: str) -> ast.Module | None:
+    """``script`` parsed, or None when it does not parse."""
     try:
-        tree = ast.parse(script)
+        return ast.parse(script)
     except (SyntaxError, ValueError):
+        return None
+
+
+def _catches(script: str) -> bool:
+    tree = _tree(script)
+    if tree is None:
         return False
     return any(isinstance(n, ast.Try) and n.handlers for n in ast.walk(tree))
 
@@ -223,10 +230,10 @@ def _catches(script: str) -> bool:
 def _try_is_last(script: str) -> bool:
     """The script's last top-level statement (or the last of its ``if __name__ ...`` block) is
     a ``try`` with handlers: nothing runs after the error it catches."""
-    try:
-        body = ast.parse(script).body
-    except (SyntaxError, ValueError):
+    tree = _tree(script)
+    if tree is None:
         return False
+    body = tree.body
     while body and isinstance(body[-1], ast.If) and not body[-1].orelse:
         body = body[-1].body
     return bool(body) and isinstance(body[-1], ast.Try) and bool(body[-1].handlers)
@@ -369,13 +376,8 @@ def account_for_shown_output(
         return cls
     printed = _printed_value(run.stdout_tail, reported.values)
     if printed:
-        return Classification(
-            Outcome.WRONG_RESULT,
-            signature=f"printed {printed}"[:200],
-            detail="The script ran to the end and printed the value the report quotes as "
-            "TVM's wrong result.",
-            evidence=(printed,),
-        )
+        return _printed_wrong(printed, "The script ran to the end and printed the value the "
+                              "report quotes as TVM's wrong result.")
     if not shown:
         return cls
     want = [ln for ln in (_squash_ws(x) for x in shown.split("\n"))
@@ -427,9 +429,8 @@ def _is_check(node: ast.expr) -> bool:
 def _printed_checks(script: str) -> list[str]:
     """For each ``print(...)`` of ``script`` that prints a comparison's value: the text printed
     before it ("match:"), or "" when it is printed alone."""
-    try:
-        tree = ast.parse(script)
-    except (SyntaxError, ValueError):
+    tree = _tree(script)
+    if tree is None:
         return []
     out: list[str] = []
     for node in ast.walk(tree):
@@ -443,6 +444,12 @@ def _printed_checks(script: str) -> list[str]:
                 out.append(label.strip())
                 break
     return out
+
+
+def _printed_wrong(line: str, detail: str) -> Classification:
+    """A wrong result shown by the line the run printed."""
+    return Classification(Outcome.WRONG_RESULT, signature=f"printed {line}"[:200], detail=detail,
+                          evidence=(line,))
 
 
 def account_for_printed_check(
@@ -459,13 +466,8 @@ def account_for_printed_check(
         hit = next((ln for ln in lines
                     if ln.startswith(label) and ln[len(label):].strip() == "False"), "")
         if hit:
-            return Classification(
-                Outcome.WRONG_RESULT,
-                signature=f"printed {hit}"[:200],
-                detail="The script's own comparison of the result printed False (it prints the "
-                "check instead of asserting it).",
-                evidence=(hit,),
-            )
+            return _printed_wrong(hit, "The script's own comparison of the result printed "
+                                  "False (it prints the check instead of asserting it).")
     return cls
 
 
@@ -745,9 +747,8 @@ def _unbound_first(script: str, name: str) -> tuple[str, ...]:
 def _binds(script: str, name: str) -> bool:
     """``script`` binds ``name`` somewhere (an import, an assignment, a def, an argument), or
     cannot be read."""
-    try:
-        tree = ast.parse(script)
-    except (SyntaxError, ValueError):
+    tree = _tree(script)
+    if tree is None:
         return True
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
@@ -778,9 +779,8 @@ def _compiled_before(script: str, err: PyError) -> bool:
     line = next((f.line for f in err.frames if f.kind == "script"), 0)
     if not line:
         return False
-    try:
-        tree = ast.parse(script)
-    except (SyntaxError, ValueError):
+    tree = _tree(script)
+    if tree is None:
         return False
     lines = script.split("\n")
     for stmt in tree.body:

@@ -2659,3 +2659,19 @@ def test_a_port_replaces_a_snippet_on_a_removed_api_pasted_without_its_imports()
     port = f"ported to new API:\n\n{F}python\nimport tvm\nfrom tvm import te\nprint(te.create_prim_func)\n{F}\n"
     r = extract_repro(issue(body, ("alice", port)))
     assert r.found and "create_prim_func" in r.script
+
+
+def test_a_fence_left_open_to_the_end_stops_at_the_templates_next_heading() -> None:
+    body = f"""\
+    ### Steps to reproduce
+
+    {F}python
+    import tvm
+    print(tvm.cpu())
+
+    ### Environment
+
+    TVM main (0.27.dev), CUDA 12.4, RTX 4090, driver 550
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.script.strip() == "import tvm\nprint(tvm.cpu())"

@@ -176,6 +176,11 @@ def repair_unclosed_fences(text: str) -> tuple[str, list[Token]]:
     return text, tokens
 
 
+_TEMPLATE_HEADING_RE = lazyre.compile(
+    r"^\s{0,3}#{2,6}\s+(?:environment|expected behaviou?r|actual behaviou?r|steps to reproduce"
+    r"|triage|additional context|system info)\b", re.I)
+
+
 def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | None:
     """Where to insert the closing fence of the first fence left open, and the fence line."""
     lines: list[str] | None = None
@@ -188,8 +193,14 @@ def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | Non
         if len(nonblank) < 2:
             continue
         last = nonblank[-1]
-        if not HEADING_RE.match(body[last]) or parse_py(tok.content) is not None:
+        if parse_py(tok.content) is not None:
             continue
+        if not HEADING_RE.match(body[last]):
+            # A fence left open to the end of the text: the template's next heading ("###
+            # Environment", a Python comment to the parser) ends the script before it.
+            last = next((k for k in nonblank if _TEMPLATE_HEADING_RE.match(body[k])), -1)
+            if last <= 0 or parse_py("\n".join(body[:last])) is None:
+                continue
         insert_at = start + 1 + last
         if insert_at >= end:
             continue

@@ -75,19 +75,19 @@ def plan(issue: Issue) -> Plan:
 _FENCED_RE = lazyre.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
 
 
+def _own_prose(issue: Issue) -> list[str]:
+    """The reporter's texts (title, body, own comments) without their code blocks and logs."""
+    own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]
+    return [_FENCED_RE.sub("", text) for text in (issue.title, issue.body, *own)]
+
+
 def says_output_varies(issue: Issue) -> bool:
     """The reporter's prose says the values it prints change from run to run ("random numbers,
     different every time"): a second run that prints other values shows it."""
-    own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]
-    return any(VARYING_OUTPUT_RE.search(_FENCED_RE.sub("", text))
-               for text in (issue.title, issue.body, *own))
+    return any(VARYING_OUTPUT_RE.search(text) for text in _own_prose(issue))
 
 
 def says_intermittent(issue: Issue) -> bool:
     """The reporter's prose (title, body, own comments; not code or logs) says the failure
     comes only in some runs."""
-    own = [c.body for c in issue.comments if not issue.author or c.author == issue.author]
-    for text in (issue.title, issue.body, *own):
-        if INTERMITTENT_RE.search(_FENCED_RE.sub("", text)):
-            return True
-    return False
+    return any(INTERMITTENT_RE.search(text) for text in _own_prose(issue))

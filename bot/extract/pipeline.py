@@ -320,7 +320,7 @@ _USUAL_TVM_ALIASES = (("tvm", "tvm"), ("te", "tvm.te"), ("tir", "tvm.tir"), ("re
                       ("relax", "tvm.relax"), ("topi", "tvm.topi"), ("autotvm", "tvm.autotvm"))
 
 
-def _stale_import(script: str) -> str:
+def _stale_name(script: str) -> str:
     """The first TVM name the script imports or uses that this TVM no longer has (``tvm.relay``,
     ``te.create_schedule``, ``tvm.nd.array``: :mod:`bot.api_changes` entries), or ""."""
     tree = parse_py(script)
@@ -363,7 +363,7 @@ def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
     name this TVM no longer has: the port is what can be run. The reason says whose it is."""
     if not any(PORTED_RE.search(c.body) for c in issue.comments):
         return None  # (no comment offers a port: the script is not read again)
-    stale = _stale_import(repro.script)
+    stale = _stale_name(repro.script)
     if not stale:
         return None
     for n, c in enumerate(issue.comments, start=1):
@@ -371,7 +371,7 @@ def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
             continue  # (the author's own port counts too: "ok, updated for 0.27:"; a patch not)
         other = read_source(f"comment{n}", c.body, by_author=False)
         port = from_blocks(other, own_blocks(other))[0]
-        if port is not None and not _stale_import(port.script):
+        if port is not None and not _stale_name(port.script):
             return replace(port, reason=(
                 f"The issue's script uses `{stale}`, which this TVM no longer has; the bot "
                 f"ran the port to the current API that @{c.author} posted in comment {n}."))

@@ -20,6 +20,9 @@ class ApiChange:
     name: str
     replacement: str | None = None
     note: str = ""
+    # For a member (``Class.attr``): the classes an error may name as its owner, besides the
+    # one in ``name`` (``'FloatImm' object has no attribute 'dtype'`` for ``tvm.ir.Expr.dtype``).
+    owners: tuple[str, ...] = ()
 
     def replacement_for(self, name: str) -> str | None:
         """The new spelling of ``name`` (which this entry matched by prefix), if any.
@@ -62,9 +65,13 @@ def parse_table(text: str) -> tuple[ApiChange, ...]:
         repl = entry.get("replacement")
         if repl is not None and not isinstance(repl, str):
             raise ValueError(f"api_changes: entry {i} ({entry['name']}): bad 'replacement'")
+        owners = entry.get("owners") or []
+        if not isinstance(owners, list) or not all(isinstance(o, str) for o in owners):
+            raise ValueError(f"api_changes: entry {i} ({entry['name']}): 'owners' must be a list of names")
         out.append(
             ApiChange(
-                name=entry["name"].strip(), replacement=repl, note=str(entry.get("note") or "")
+                name=entry["name"].strip(), replacement=repl, note=str(entry.get("note") or ""),
+                owners=tuple(o.strip() for o in owners),
             )
         )
     return tuple(out)
@@ -158,6 +165,7 @@ def lookup_member(
     entries = table() if changes is None else changes
     suffix = f".{owner}.{member}"
     for entry in entries:
-        if entry.name.endswith(suffix):
+        if entry.name.endswith(suffix) or (
+                owner in entry.owners and entry.name.endswith(f".{member}")):
             return entry
     return None

@@ -193,6 +193,17 @@ def _same_check(reported: str, observed: str) -> bool:
     return len(common.strip()) >= 12 and bool(_CODE_CHAR_RE.search(common))
 
 
+def _same_quoted_error(reported: str, observed: str) -> bool:
+    """Both name the same exception type, and the reported message is the observed one's
+    beginning (numbers, paths and spacing aside), at least four words long."""
+    rt, ot = error_type(reported), error_type(observed)
+    if not rt or rt != ot:
+        return False
+    r = " ".join(_NUM_RE.sub("#", reported.split(rt, 1)[-1]).split()).strip(" :")
+    o = " ".join(_NUM_RE.sub("#", observed.split(ot, 1)[-1]).split()).strip(" :")
+    return len(r.split()) >= 4 and o.startswith(r[: max(len(r) - 3, 1)])
+
+
 def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
@@ -305,6 +316,12 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
     same_class = rep_outcome == cls.outcome or (rep_outcome in TVM_SIDE and cls.outcome in TVM_SIDE)
     if same_class and signatures_match(reported.signature, cls.signature):
         return Comparison(Verdict.REPRODUCED, (*ev, "same failure as reported"))
+    if (rep_outcome in TVM_SIDE and cls.outcome == Outcome.PYTHON_ERROR
+            and _same_quoted_error(reported.signature, cls.signature)):
+        # The report quotes this very exception, type and message ("ValueError: Could not
+        # convert T.float32 to a NumPy dtype"); the run sees it raised outside TVM's frames
+        # (numpy refusing TVM's new dtype object): the same failure, whoever raised it.
+        return Comparison(Verdict.REPRODUCED, (*ev, "the run raises the very error the report quotes"))
     said = reported.signature.removeprefix("Error message:").strip()
     if same_class and said and any(
             e.startswith("Error message:")

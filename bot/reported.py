@@ -635,6 +635,11 @@ def _error_line(lines: list[_Line]) -> Reported | None:
             return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
     if REMOVED_FORM_RE.search(msg):
         return Reported(Outcome.API_MISMATCH, signature=sig, evidence=ev)
+    if short == "SyntaxError" and any(
+            _PARSED_TEXT_RE.match(ln.text) for ln in lines[max(0, index - 8): index]):
+        # ``File "<unknown>", line 7``: the text TVMScript's parser read (``from_source`` of
+        # printed IR), not the reporter's own code
+        return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
     if short in SCRIPT_ERROR_TYPES:
         return Reported(Outcome.PYTHON_ERROR, signature=sig, evidence=ev)
     if short == "AssertionError":
@@ -652,6 +657,9 @@ def _error_line(lines: list[_Line]) -> Reported | None:
         return Reported(Outcome.PYTHON_ERROR, signature=sig, evidence=ev)
     return Reported(Outcome.TVM_ERROR, signature=sig, evidence=ev)
 
+
+# The file name ``ast.parse`` gives text it was handed as a string (TVMScript's parser does so).
+_PARSED_TEXT_RE = lazyre.compile(r'^\s*File "<unknown>", line \d+')
 
 # A line a reporter puts where they cut frames out of a traceback.
 _ELIDED_RE = lazyre.compile(r"^\s*(?:\.{3,}|…|\[\.{3}\]|<\s*\.\.\.|\(\s*\.\.\.)")
@@ -892,7 +900,8 @@ _ERROR_ABOUT_RE = lazyre.compile(
     r"(?:[^.;:()]|\.(?=\w)){0,80}?\b(?:about|regarding|concerning|related to|saying|says|said|stating|"
     r"tell(?:s|ing) (?:me|us)|complain(?:s|ed|ing)? (?:that|about)|"
     r"(?:with|and) (?:the |a )?message)\s+"
-    r"(?:that\s+)?([^.;:()]{3,120})")
+    # (a dotted name goes on: "The block s_tir.SBlock#0 is an output block")
+    r"(?:that\s+)?((?:[^.;:()]|\.(?=\w)){3,120})")
 
 
 def _error_named_in_prose(lines: list[_Line]) -> Reported | None:

@@ -277,15 +277,25 @@ def _parse_pytest(lines: list[str]) -> PyError | None:
     )
 
 
+# A schedule primitive's refusal prints the IR (hundreds of lines) between its header and the
+# line that says what is wrong: that line is kept however far down it comes.
+_FAR_MESSAGE_PREFIX = "Error message:"
+_FAR_MESSAGE_LINES = 2000
+
+
 def _message_lines(lines: list[str], j: int, limit: int = 40) -> tuple[str, ...]:
     out = [lines[j].rstrip()]
-    for line in lines[j + 1 : j + limit]:
+    for k, line in enumerate(lines[j + 1 : j + _FAR_MESSAGE_LINES], start=1):
         s = line.rstrip()
         if _LOG_LINE_RE.match(s) or s.startswith(("During handling of", "The above exception")):
             break
         if s.strip() == TRACEBACK_HEAD:
             break
-        out.append(s)
+        if k < limit:
+            out.append(s)
+        elif s.startswith(_FAR_MESSAGE_PREFIX):
+            out.append(s)
+            break
     while len(out) > 1 and not out[-1].strip():
         out.pop()
     return tuple(out)

@@ -526,7 +526,8 @@ VALUE_REFERENCE_SIDE_RE = lazyre.compile(
 # An error the reference raises, not TVM ("numpy would raise `ValueError: ...`", "torch gives
 # RuntimeError: ..."): what the reporter expected TVM to do, read in the words just before it.
 REFERENCE_RAISES_RE = lazyre.compile(
-    r"\b" + _REFERENCE + r"[^.;`]{0,30}\b(?:raises?|raised|throws?|threw|gives?|reports?|rejects?|"
+    # ("PyTorch `nn.Embedding` raises `IndexError: ...`": a dotted name, in backticks)
+    r"\b" + _REFERENCE + r"(?:[^.;]|\.(?=\w)){0,40}?\b(?:raises?|raised|throws?|threw|gives?|reports?|rejects?|"
     r"errors? out with)\b[^.;`]{0,15}[`'\"*\s]*$", re.IGNORECASE,
 )
 # The output holds what it should not: "this line should not be there", "an unnecessary
@@ -683,6 +684,24 @@ MODULE_ALIASES = frozenset(
         "tf", "tensorflow", "keras", "tflite", "mx", "mxnet", "paddle", "jax", "jnp", "scipy",
         "os", "sys", "math", "time", "random", "ctypes", "pytest", "json", "pickle", "copy",
     }
+)
+# The import line for a module's usual name in TVM's own tests and docs, in the order a file
+# has them: code that uses the name but shows no import of it (a test added by a patch) gets it.
+USUAL_IMPORTS: tuple[tuple[str, str], ...] = (
+    ("np", "import numpy as np"),
+    ("pytest", "import pytest"),
+    ("tvm", "import tvm"),
+    ("te", "from tvm import te"),
+    ("tirx", "from tvm import tirx"),
+    ("tir", "from tvm import tir"),
+    ("sym", "from tvm import sym"),
+    ("relax", "from tvm import relax"),
+    ("topi", "from tvm import topi"),
+    ("s_tir", "from tvm import s_tir"),
+    ("dlight", "from tvm import dlight"),
+    ("I", "from tvm.script import ir as I"),
+    ("R", "from tvm.script import relax as R"),
+    ("T", "from tvm.script import tirx as T"),
 )
 # A report about importing itself ("Failed to import tvm.relax", "import tvm fails"): a script
 # that only imports is its whole repro.

@@ -1965,6 +1965,7 @@ def test_an_ipython_session_pasted_without_fences() -> None:
     a = tvm.runtime.tensor(np.arange(4, dtype="float32"))
     b = tvm.runtime.tensor(np.zeros(4, "float32"))
     f(a, b); print(b.numpy())
+    b.numpy().sum()
     """)
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from bot import lazyre
 from bot.extract.candidates import Code, classify_block
@@ -103,7 +104,59 @@ def _with_module(primary: Code, modules: dict[str, Code]) -> list[Code]:
     return [*(modules[n] for n in used), replace(primary, code=code, tree=tree)]
 
 
+# The report is about parsing TVMScript: "cannot be parsed back", "the parser fails", "round-trip".
+_PARSING_RE = lazyre.compile(
+    r"\b(?:pars(?:e|es|ed|ing|er)|re-?pars\w*|round[- ]?trip\w*|from_source)\b", re.IGNORECASE)
+IR_ONLY_NOTE = ("The issue shows only printed TVMScript and says parsing it fails: the bot ran "
+                "that module as a script, its commented import lines uncommented.")
+
+
+# "Switching only the target line to", "if I change `dtype` to": the block below edits a line.
+_EDIT_INTRO_RE = lazyre.compile(
+    r"\b(?:switch(?:ing|ed)?|chang(?:e|es|ing|ed)|replac(?:e|es|ing|ed)|modify(?:ing)?|"
+    r"modified|edit(?:ing|ed)?|swap(?:ping|ped)?)\b", re.IGNORECASE)
+
+
+def _edited(c: Code, scripts: list[Code]) -> Code | None:
+    """A block of one to three assignments, no imports, that the text introduces as an edit
+    ("switching only the target line to") and whose every target a script above assigns at its
+    top level, from values not their own: that script with those lines replaced."""
+    body = c.tree.body
+    if not 1 <= len(body) <= 3 or not all(isinstance(st, ast.Assign) for st in body):
+        return None
+    if not _EDIT_INTRO_RE.search(last_paragraph(c.block.prose)[-300:]):
+        return None
+    above = [s for s in scripts if s.block.start < c.block.start and has_import(s.tree)]
+    if not above:
+        return None
+    base = above[-1]
+    lines = base.code.split("\n")
+    edits: list[tuple[int, int, str]] = []
+    for st in body:
+        assert isinstance(st, ast.Assign)
+        key = [ast.dump(t) for t in st.targets]
+        if {n.id for n in ast.walk(st.value) if isinstance(n, ast.Name)} & {
+                n.id for t in st.targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
+            return None  # ("x = f(x)": the next step, not an edit)
+        old = next((o for o in base.tree.body if isinstance(o, ast.Assign)
+                    and [ast.dump(t) for t in o.targets] == key), None)
+        if old is None or old.end_lineno is None or st.end_lineno is None:
+            return None
+        new = "\n".join(c.code.split("\n")[st.lineno - 1: st.end_lineno])
+        edits.append((old.lineno, old.end_lineno, new))
+    for start, end, new in sorted(edits, reverse=True):
+        lines[start - 1: end] = new.split("\n")
+    code = "\n".join(lines)
+    tree = parse_py(code)
+    if tree is None:
+        return None
+    return Code(c.block, code, tree, "script", c.interactive, edit_of=base.block.label)
+
+
 def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
+    scripts_above = [c for c in codes if c.kind == "script"]
+    codes = [e if e is not None else c for c in codes
+             for e in ((_edited(c, scripts_above) if c.kind in ("script", "stmts") else None),)]
     modules = _local_modules(codes)
     if modules:
         mods = {id(c) for c in modules.values()}
@@ -123,6 +176,13 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
         if broken:
             primary = broken[0]
             return finish(src, [primary], n_scripts=1)
+        irs = [as_definitions(c) for c in codes if c.kind == "ir"]
+        if len(irs) == 1 and irs[0].kind == "defs" and has_import(irs[0].tree) \
+                and _PARSING_RE.search(src.text):
+            # Only printed TVMScript, and the report is that parsing it fails: defining the
+            # module parses it (the printer's commented import lines uncommented).
+            repro, notes = finish(src, irs, n_scripts=1)
+            return (replace(repro, reason=IR_ONLY_NOTE) if repro is not None else None), notes
         return None, NO_NOTES
     chain = [primary]
     primary_free = free_names(primary.tree)  # once: it is checked against every block
@@ -160,6 +220,8 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
         if offered_as_working(c.block.prose):
             header = set()
             continue
+        if has_placeholder(c.tree) and not has_placeholder(primary.tree):
+            continue  # ("@T.prim_func ... ``...`` DiagnosticError": the printed IR, elided)
         if depends(c, defs) or (header and free_names(c.tree) & header) or (
                 c is _next_after(codes, chain[-1]) and not has_import(c.tree)
                 and free_names(c.tree) & imported):
@@ -265,11 +327,15 @@ def finish(src: Source, chain: list[Code], *, n_scripts: int) -> tuple[Repro | N
         shape = "interactive"
     else:
         shape = "fenced"
+    edit_of = next((c.edit_of for c in chain if c.edit_of), "")
+    labels = tuple(c.block.label for c in chain)
     return Repro(
         found=True,
         script=code,
-        blocks=tuple(c.block.label for c in chain),
-        shape=shape,
+        blocks=(edit_of, *labels) if edit_of else labels,
+        shape="multi-block" if edit_of else shape,
+        reason="A later code block changes a line of this script: the bot ran the script with "
+        "that change." if edit_of else "",
     ), NO_NOTES
 
 

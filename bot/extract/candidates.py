@@ -7,6 +7,7 @@ import ast
 
 from bot.extract.cutoff import cut_tail
 from bot.extract.markdown import Block, Source, is_quoted, last_paragraph
+from bot.extract.patch import new_file_in_diff, test_added_in_diff
 from bot.extract.patterns import (
     NOT_OUTPUT_LABEL_RE,
     OUTPUT_LABEL_RE,
@@ -46,6 +47,8 @@ class Code:
     tree: ast.Module
     kind: str  # "script" | "defs" | "ir" | "stmts" (assignments only) | "broken"
     interactive: bool = False
+    # A script made by an edit block (see ``bot.extract.blocks``): the label of the block edited.
+    edit_of: str = ""
 
 
 def _cut_script(block: Block) -> Code | None:
@@ -85,9 +88,11 @@ def _script_after_output(block: Block) -> Code | None:
 
 def classify_block(block: Block) -> Code | None:
     lang = block.lang
-    added = new_file_in_diff(block.text)
+    added = new_file_in_diff(block.text) if "+++ " in block.text else None
+    if added is None and "+++ " in block.text:
+        added = test_added_in_diff(block.text)
     if added is not None:
-        # A patch that adds a new Python file (a test): that file is the script.
+        # A patch that adds a new Python file, or a test to a test file: that code is the script.
         block = replace(block, text=added)
         lang = "python"
     if lang not in PY_TAGS and lang not in PLAIN_TAGS and not _python_tagged_as_shell(block):
@@ -112,6 +117,9 @@ def classify_block(block: Block) -> Code | None:
         return None
     if not block.fenced and not has_import(tree):
         return None  # an indented piece of code pasted without fences: see from_unfenced
+    if all(isinstance(s, ast.AnnAssign) and s.value is None and not isinstance(
+            s.annotation, ast.Name) for s in tree.body) and not interactive:
+        return None  # "before: T.Cast("int64", x * 2)": printed "label: value" lines, not code
     if is_ir_dump(tree, code):
         return Code(block, code, tree, "ir", interactive)
     if is_defs_only(tree):
@@ -123,28 +131,6 @@ def classify_block(block: Block) -> Code | None:
             return Code(block, code, tree, "stmts", interactive)
         return None
     return Code(block, code, tree, "script", interactive)
-
-
-def new_file_in_diff(text: str) -> str | None:
-    """The content of the one new ``.py`` file a unified diff adds (``--- /dev/null``, ``+++
-    b/tests/test_x.py``, then ``+`` lines), or ``None``."""
-    lines = text.split("\n")
-    heads = [k for k, ln in enumerate(lines) if ln.startswith("+++ ")]
-    if len(heads) != 1:
-        return None
-    k = heads[0]
-    if k == 0 or lines[k - 1].strip() != "--- /dev/null" or not lines[k].rstrip().endswith(".py"):
-        return None
-    body = lines[k + 1:]
-    if not body or not body[0].startswith("@@ "):
-        return None
-    out = []
-    for ln in body[1:]:
-        if ln.startswith("+"):
-            out.append(ln[1:])
-        elif ln.strip():
-            return None  # (context or removed lines: not a new file)
-    return "\n".join(out).rstrip("\n") + "\n" if out else None
 
 
 def _python_tagged_as_shell(block: Block) -> bool:

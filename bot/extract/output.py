@@ -16,7 +16,7 @@ import re
 
 from bot.extract.markdown import Block, Source, last_paragraph
 from bot.extract.patterns import PY_TAGS, Pattern
-from bot.extract.pysyntax import parse_py
+from bot.extract.pysyntax import is_error_output, parse_py
 
 # At most this much of the shown output is kept (it is compared line by line with a run's).
 MAX_SHOWN = 4000
@@ -113,6 +113,40 @@ def console_run_output(text: str) -> str:
     if not any(ch.isdigit() for ch in out) or "Traceback" in out or _is_program(out):
         return ""
     return out
+# ``python -c '...'`` (any options before ``-c``), then the quoted code.
+_DASH_C_RE = Pattern(r"\bpython[\d.]*(?:\s+-[A-Za-z]+)*\s+-c\s+(['\"])")
+
+
+def dash_c_output(text: str) -> str:
+    """What a console block shows a ``python -c '...'`` command printing: the lines after the
+    line its quoted code closes on (with a digit in them, up to the next prompt), or ""."""
+    m = _DASH_C_RE.search(text)
+    if m is None:
+        return ""
+    quote, k = m.group(1), m.end()
+    while True:
+        k = text.find(quote, k)
+        if k < 0:
+            return ""
+        if quote == "'" or text[k - 1] != "\\":
+            break
+        k += 1
+    nl = text.find("\n", k)
+    if nl < 0:
+        return ""
+    shown: list[str] = []
+    for ln in text[nl + 1:].split("\n"):
+        if re.match(r"^\s*(?:\([\w.-]{1,40}\)\s*)?[$%]\s", ln):
+            break  # the next command
+        shown.append(ln)
+    out = "\n".join(shown).strip("\n")
+    if not out or len(shown) > 40 or not any(ch.isdigit() for ch in out):
+        return ""
+    if "Traceback" in out or _is_program(out):
+        return ""
+    return out[:MAX_SHOWN]
+
+
 # "it prints 32", "the script outputs `-1`", "this gives 4294967295" (one value, with a digit),
 # not "it prints 32 as expected".
 _PRINTED_RE = Pattern(
@@ -137,6 +171,15 @@ def printed_in_prose(text: str) -> str:
     return m.group(1)
 
 
+# An intro line of its own with no colon: "it prints", "and the output is", "I get".
+_BARE_INTRO_RE = Pattern(
+    r"^(?:(?:and|then|which|here)\s+)?(?:(?:it|this|that|the (?:script|code|program))\s+"
+    r"(?:prints?|printed|outputs?|gives?|gave|shows?|returns?)(?:\s+(?:out|this|the following))?"
+    r"|i\s+(?:get|got|see)|(?:the\s+)?output(?:\s+is)?)\s*[.\u2026]*$",
+    re.I,
+)
+
+
 def shown_after_unfenced(text: str, script: str) -> str:
     """For a script pasted without fences: the lines the text introduces right after it as what
     it printed ("and what it prints:", then the lines up to the next blank one), or ""."""
@@ -147,7 +190,7 @@ def shown_after_unfenced(text: str, script: str) -> str:
         return ""
     rest = iter(lines[at + 1:])
     intro = next((ln for ln in rest if ln.strip()), "")
-    if not intro.rstrip().endswith(":"):
+    if not intro.rstrip().endswith(":") and not _BARE_INTRO_RE.match(intro.strip()):
         # "it prints [0. 3. 6. 6.] but should be [0. 3. 6. nan]": one value, in the words
         return printed_in_prose("\n".join(lines[at + 1: at + 1 + _PROSE_LINES]))
     if len(intro) > 200 or not _OUTPUT_WORDS_RE.search(intro) or _EXPECTED_WORDS_RE.search(intro):
@@ -181,6 +224,9 @@ def _is_shown_output(b: Block) -> bool:
         return False
     intro = last_paragraph(b.prose)
     actual = b.section.lower().startswith("actual")
+    if not intro.strip() and not b.section.lower().startswith("expected"):
+        # right under the script, not a word between: what it printed (not an error it raised)
+        return not any(is_error_output(ln) for ln in b.text.split("\n"))
     if actual:
         # under "Actual behavior" the prose may compare with what was expected ("I get 0
         # instead of 255"); only the sentence leading into the block can make it the expected one

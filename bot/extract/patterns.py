@@ -31,7 +31,9 @@ PLAIN_TAGS = frozenset({"", "text", "txt", "plain", "plaintext", "none", "code",
                         "output", "console", "shell-session"})
 
 SHELL_TAGS = frozenset({"sh", "bash", "shell", "console", "shell-session", "zsh", "cmd", "bat",
-                        "powershell", "ps", "ps1", "terminal", "fish"})
+                        "powershell", "ps", "ps1", "terminal", "fish",
+                        # (a Dockerfile's RUN steps are shell commands)
+                        "dockerfile", "docker", "containerfile"})
 
 # C, C++ and CUDA: code the bot cannot run (it runs Python).
 NATIVE_TAGS = frozenset({"c", "cpp", "c++", "cc", "cxx", "h", "hpp", "cuda", "cu", "objc",
@@ -116,12 +118,14 @@ SHELL_PROMPT = rf"(?:[^\s$#>]*[$#%>]\s*|PS [^>]*>\s*|{VENV}[$#]?\s*)?"
 
 PY_EXE = r"(?:python(?:\d(?:\.\d+)?)?|py)(?:\.exe)?"
 
-PY_DASH_C_RE = Pattern(rf"(?:^|[\s`'\"$>;&|(]){PY_EXE}((?:\s+-[A-Za-z]+)*)\s+-c\s+(?=\S)")
+# (options before ``-c``: ``-u``, ``-X faulthandler``, ``-W error``)
+_PY_OPTS = r"((?:\s+-[A-Za-z]+|\s+-[XW]\s*[\w:=.]+)*)"
+PY_DASH_C_RE = Pattern(rf"(?:^|[\s`'\"$>;&|(]){PY_EXE}{_PY_OPTS}\s+-c\s+(?=\S)")
 
 PY_REPL_RE = Pattern(rf"^\s*{SHELL_PROMPT}{PY_EXE}(?:\s+-[iuqBE]+)*\s*$")
 
 PY_FILE_RE = Pattern(
-    rf"(?:^|[\s`'\"$>;&|(=]){PY_EXE}((?:\s+-[A-Za-z]+)*)\s+((?:[\w.~-]*[/\\])*[\w.-]+\.py)\b([^\n`]*)"
+    rf"(?:^|[\s`'\"$>;&|(=]){PY_EXE}{_PY_OPTS}\s+((?:[\w.~-]*[/\\])*[\w.-]+\.py)\b([^\n`]*)"
 )
 
 # Arguments given in prose, without the command: "run it with `--target llvm`", "pass it
@@ -165,6 +169,7 @@ SECTION_WORDS_RE = Pattern(
 
 VARIANT_RE = Pattern(
     r"\b(?:works?|working|worked|succeeds?|succeeded|successfully|passes|passed|runs fine|is fine|"
+    r"all (?:good|fine|ok|okay)|(?:is|looks) (?:good|ok|okay)|"
     r"no (?:error|problem|issue|crash)s?|work-?around|instead(?!\s+of\b)|alternatively|expected (?:output|result)|"
     r"correct (?:output|result|version)|fixed version|without (?:the )?(?:error|bug|crash))\b",
     re.I,
@@ -223,7 +228,10 @@ CONTINUES_RE = Pattern(
     r"|\b(?:the )?(?:rest|remainder|remaining part|last part|second half|second part|end) of "
     r"(?:the |my )?(?:script|code|repro\w*|program|example|snippet)\b"
     r"|\bgoes (?:right )?(?:after|below|at the end)\b"
-    r"|\b(?:append|add) (?:this|these(?: lines)?|it) (?:at|to) the end\b",
+    r"|\b(?:append|add) (?:this|these(?: lines)?|it) (?:at|to) the end\b"
+    # "put it after the print", "add this after the compile", "paste these below the script"
+    r"|\b(?:put|add|append|paste|insert) (?:it|this|these(?: lines)?|that) (?:right )?(?:after|below|"
+    r"at the (?:end|bottom))\b",
     re.I,
 )
 
@@ -250,6 +258,8 @@ SMALLER_RE = Pattern(
     r"minimi[sz]ed|updated|shortened)\b|\bsimplified\s+(?:it|further|the)\b|\bfurther reduced\b|"
     # "I reduced it", "cut it down", "boiled it down", "narrowed it down to"
     r"\b(?:reduced|minimi[sz]ed|shrank|shrunk)\s+(?:it|this)\b|"
+    # "I reduced to pure relax", "reduced it to plain Relax", "simplified to a te.compute"
+    r"\b(?:i|we)\s+(?:reduced|minimi[sz]ed|simplified)\s+(?:it\s+|this\s+)?(?:down\s+)?to\b|"
     r"\b(?:cut|boiled|narrowed|stripped|trimmed)\s+(?:it|this|the \w+)\s+down\b|"
     # "I trimmed the script too much when pasting": the one above is not the repro
     r"\b(?:trimmed|cut|stripped|simplified|reduced)\s+(?:it|this|the \w+)\s+too much\b|"
@@ -271,7 +281,12 @@ CORRECTED_RE = Pattern(
     # "sorry, wrong snippet above", "I pasted the wrong script", "this is the right one"
     r"\bwrong (?:snippet|script|copy|paste|file)\b|"
     r"\b(?:pasted|posted|copied|shared) (?:the|a) wrong (?:\w+ )?(?:version|code|example)\b|"
-    r"\b(?:this|here) is the (?:right|correct|actual) (?:one|script|snippet|code|version|repro\w*)\b",
+    r"\b(?:this|here) is the (?:right|correct|actual) (?:one|script|snippet|code|version|repro\w*)\b|"
+    # "the script above has a typo from my editing (`summ`), the right script is:"
+    r"\b(?:the|my) (?:right|correct|corrected|fixed|intended) (?:script|snippet|code|version|"
+    r"repro\w*|example) (?:is|would be)\b|"
+    r"\b(?:script|snippet|code|example|repro\w*) (?:above |i (?:posted|pasted) )?(?:has|had|"
+    r"contains|contained) an? typo\b",
     re.I,
 )
 
@@ -428,7 +443,11 @@ ADOPTS_RE = Pattern(
     r"version)\b|"
     r"\byour (?:smaller |minimal |reduced |simpler )?(?:script|repro\w*|example|snippet|code|"
     r"version) (?:gives|shows|raises|hits|produces|reproduces|fails with) (?:me )?"
-    r"(?:exactly )?the same\b",
+    r"(?:exactly )?the same\b|"
+    # "thanks, yes the reduced one crashes the same for me"
+    r"\b(?:the|your) (?:smaller|minimal|reduced|simpler|shorter|cut-down) (?:one|script|repro\w*|"
+    r"example|version|snippet|code|case)\b(?![^.\n]{0,40}\b(?:not|never|doesn't|does not|don't)\b)"
+    r"[^.\n]{0,40}\b(?:the same|too|as well)\b",
     re.I,
 )
 

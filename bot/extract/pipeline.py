@@ -65,6 +65,7 @@ from bot.extract.notes import NO_NOTES, Notes, merge, no_repro_shape, notes_of, 
 from bot.extract.output import (
     MAX_SHOWN,
     actual_section_output,
+    dash_c_output,
     shown_after_unfenced,
     shown_in_block_tail,
     shown_output,
@@ -89,6 +90,8 @@ from bot.extract.patterns import (
 from bot.extract.pysyntax import (
     dedent,
     free_names,
+    has_import,
+    has_prompts,
     imported_names,
     imports_only,
     parse_py,
@@ -98,8 +101,9 @@ from bot.extract.pysyntax import (
 from bot.extract.rules import offered_as_working, only_offered_as_working
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.testfuncs import with_test_calls
-from bot.extract.unfenced import from_unfenced
+from bot.extract.unfenced import from_unfenced, more_code
 from bot.extract.unused import without_unused_frameworks
+from bot.fragments import fragment_at_start
 from bot.models import Issue, Repro
 from bot.records import record, replace
 
@@ -188,7 +192,7 @@ def extract_repro(issue: Issue) -> Repro:
             later = later_smaller_repro(sources[k + 1 :]) or \
                 continued_in_comment(repro, sources[k + 1 :]) or \
                 imports_in_comment(repro, sources[k + 1 :]) or adopted_script(issue) or \
-                ported_by_other(issue, repro)
+                ported_by_other(issue, repro) or whole_script_for_fragment(repro, sources[k + 1 :])
             return without_unused_frameworks(with_cut_tail(with_test_calls(with_file_note(
                 with_env(with_args(_with_shown_output(later or repro, sources), all_author_text),
                          all_author_text)))), all_author_text)
@@ -255,10 +259,16 @@ def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
         return replace(repro, shown_output=shown) if shown else repro
     src = next((s for s in sources if s.name == name), None)
     shown = shown_output(src, repro.blocks) if src is not None else ""
-    if not shown and repro.shape == "interactive" and src is not None:
-        # A ``>>>`` session shows what it printed under its own prompts.
-        shown = "\n".join(session_output(b.text) for b in src.blocks
-                          if b.label in repro.blocks).strip("\n")[:MAX_SHOWN]
+    mine = [b for b in src.blocks if b.label in repro.blocks] if src is not None else []
+    if not shown and mine and (repro.shape == "interactive" or all(
+            has_prompts(b.text.split("\n")) for b in mine)):
+        # A ``>>>`` session shows what it printed under its own prompts (a session over two
+        # blocks, with a remark between them, too).
+        shown = "\n".join(out for b in mine for out in (session_output(b.text),) if out
+                          ).strip("\n")[:MAX_SHOWN]
+    if not shown and repro.shape == "shell-wrapped" and len(mine) == 1:
+        # ``$ python -c '...'`` and what it printed, below it in the same block
+        shown = dash_c_output(mine[0].text)
     if not shown and src is not None and len(repro.blocks) == 1:
         # "Actual:" and its lines after the script in its own block (a fence left open)
         block = next((b for b in src.blocks if b.label == repro.blocks[0]), None)
@@ -367,8 +377,11 @@ def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
     if not stale:
         return None
     for n, c in enumerate(issue.comments, start=1):
-        if not PORTED_RE.search(c.body) or FIX_RE.search(re.split(r"```|~~~", c.body)[0]):
+        intro = re.split(r"```|~~~", c.body)[0]
+        if not PORTED_RE.search(c.body) or FIX_RE.search(intro):
             continue  # (the author's own port counts too: "ok, updated for 0.27:"; a patch not)
+        if only_offered_as_working(intro):
+            continue  # ("here's the TensorIR version, for me it works": not the failing script)
         other = read_source(f"comment{n}", c.body, by_author=False)
         port = from_blocks(other, own_blocks(other))[0]
         if port is not None and not _stale_name(port.script):
@@ -415,15 +428,41 @@ def continued_in_comment(repro: Repro, later: list[Source]) -> Repro | None:
         if m is None:
             continue
         said_at = src.text.count("\n", 0, m.start())  # the line that says it continues
-        after = (classify_block(b) for b in own_blocks(src) if b.start >= said_at)
-        code = next((c for c in after if c is not None), None)
-        if code is None or not free_names(code.tree) & defs:
+        blocks = own_blocks(src)
+        codes = [c for b in blocks for c in (classify_block(b),) if c is not None]
+        # the block after the words; else the one they come after ("... put it after the print")
+        code = next((c for c in codes if c.block.start >= said_at), None) or next(
+            (c for c in reversed(codes) if c.block.end <= said_at), None)
+        text, label = (code.code, code.block.label) if code is not None else ("", "")
+        if code is None:
+            # pasted without fences in the comment
+            text, label = more_code(list(src.lines)), f"{src.name}:unfenced"
+        tree_more = parse_py(text) if text else None
+        if tree_more is None or not free_names(tree_more) & defs:
             continue
-        joined = repro.script.rstrip("\n") + "\n" + code.code.rstrip("\n") + "\n"
+        joined = repro.script.rstrip("\n") + "\n" + text.rstrip("\n") + "\n"
         if parse_py(joined) is None:
             continue
-        return replace(repro, script=joined, blocks=(*repro.blocks, code.block.label),
+        return replace(repro, script=joined, blocks=(*repro.blocks, label),
                        shape="multi-block")
+    return None
+
+
+def whole_script_for_fragment(repro: Repro, later: list[Source]) -> Repro | None:
+    """The repro is a fragment (it reads names nothing binds before it runs anything: ``out =
+    topi.transpose(data, axes=perm)`` from "a bigger converter"), and the author posts whole
+    scripts in later comments ("Here the script, sorry:"): the latest whole one that the text
+    does not offer as the working variant replaces it."""
+    if not fragment_at_start(repro.script):
+        return None
+    for src in reversed(later):
+        blocks = own_blocks(src)
+        got, _ = from_blocks(src, blocks)
+        if got is None or fragment_at_start(got.script) or repro_offered_as_working(blocks, got):
+            continue
+        tree = parse_py(got.script)
+        if tree is not None and has_import(tree):
+            return got
     return None
 
 

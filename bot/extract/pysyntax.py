@@ -398,7 +398,11 @@ def python_of(text: str) -> tuple[str, ast.Module, bool] | None:
 def strip_line_numbers(lines: list[str]) -> str | None:
     """Code copied with its line numbers (``1 import tvm``, ``2 x = 1``): numbers off, when every
     non-blank line starts with the next number. An editor pads the numbers to one width (`` 9  x``
-    over ``10 y``): that padding goes too, when the result parses."""
+    over ``10 y``): that padding goes too, when the result parses. A gist's file name above
+    the numbered lines (``take_oob.py``) is dropped."""
+    head = next((k for k, ln in enumerate(lines) if ln.strip()), None)
+    if head is not None and re.fullmatch(r"\s*[\w./-]{1,120}\.py:?\s*", lines[head]):
+        lines = lines[head + 1:]
     plain = _strip_line_numbers(lines, aligned=False)
     if plain is None:
         return None

@@ -141,7 +141,7 @@ def rejoin_wrapped_strings(lines: list[str]) -> list[str]:
     return out
 
 
-_NUMBERED_RE = lazyre.compile(r"^\s*(\d{1,4})(?:\s|$)")
+_NUMBERED_RE = lazyre.compile(r"^\s*(\d{1,4})[.:|]?(?:\s|$)")
 
 
 def unnumbered(lines: list[str]) -> list[str]:
@@ -215,7 +215,7 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     failed = False
     in_output = False
     earlier: list[str] | None = None  # a finished session that showed no error
-    for ln in lines[first:]:
+    for k, ln in enumerate(lines[first:], start=first):
         typed = _typed(ln)
         c = _continued(ln) if pending and not in_output else None
         if typed is not None:
@@ -235,7 +235,7 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
             pending.append(c)
             continue
         if not ln.strip():
-            if in_output or not pending:
+            if (in_output or not pending) and not _next_cell(lines, k):
                 break
             continue
         # Printed output (or prose after the session).
@@ -252,6 +252,13 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     if not has_import(tree) and not (len(tree.body) >= 2 and TVM_NAMES_RE.search(code)):
         return None
     return first, code
+
+
+def _next_cell(lines: list[str], k: int) -> bool:
+    """The next line with text after blank line ``k`` opens a notebook cell (``In [4]:``):
+    IPython puts a blank line between its cells, and the session goes on."""
+    nxt = next((ln for ln in lines[k + 1: k + 4] if ln.strip()), "")
+    return IPY_IN_RE.match(nxt) is not None
 
 
 def _typed(line: str) -> str | None:
@@ -282,6 +289,25 @@ def under_frames(lines: list[str]) -> list[bool]:
         if ln.strip():
             frame = bool(TB_FRAME_RE.match(ln))
     return out
+
+
+def more_code(lines: list[str]) -> str:
+    """The first run of top-level statements in a comment that goes on with a script ("i add
+    check with reference, please see <def ...> <np.testing...> put it after the print"): code
+    with no import of its own, which only the words around it call a continuation. "" if none."""
+    budget = [MAX_UNFENCED_PARSES]
+    for i, ln in enumerate(lines[:MAX_UNFENCED_LINES]):
+        if not re.match(r"(?:def|class|for|with|if|assert)\b|[A-Za-z_][\w.]*\s*(?:\(|=[^=])", ln):
+            continue
+        end = extend_run(lines, i, budget)
+        if end is None:
+            continue
+        chunk = dedent("\n".join(lines[i:end]).translate(SMART))
+        tree = parse_py(chunk)
+        if tree is not None and does_something(tree) and (
+                len(chunk.strip().split("\n")) >= 2):
+            return chunk
+    return ""
 
 
 def code_runs(lines: list[str]) -> list[tuple[int, int, str, ast.Module]]:

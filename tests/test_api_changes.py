@@ -74,6 +74,10 @@ def test_member_lookup() -> None:
         and change.replacement_for(change.name) == "tvm.s_tir.Schedule.get_sblock"
     )
     assert lookup_member("Schedule", "split") is None
+    # an entry names the classes an error may name as the member's owner
+    dtype = lookup_member("FloatImm", "dtype")
+    assert dtype is not None and dtype.replacement_for(dtype.name) == "tvm.ir.Expr.ty"
+    assert lookup_member("FloatImm", "value") is None
 
 
 def test_a_maintainer_can_extend_the_table() -> None:

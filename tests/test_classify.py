@@ -1291,6 +1291,10 @@ _MISMATCH = Reported(Outcome.TVM_ERROR, "Mismatched A.dtype on argument #0")
          Reported(Outcome.WRONG_RESULT, "Mismatched A.dtype on argument #0"), Outcome.PASSED),
         # too short to tell
         ("bad dtype\n", _CATCHES, Reported(Outcome.TVM_ERROR, "bad dtype"), Outcome.PASSED),
+        # the script's own words call what it caught the right error: its check passed
+        ("ok, got ValueError: boom\n",
+         "try:\n    f()\nexcept ValueError as e:\n    print('ok, got ValueError:', e)\n",
+         Reported(Outcome.TVM_ERROR, "TVMError: ValueError: boom"), Outcome.PASSED),
     ],
 )
 def test_a_passing_run_that_printed_the_reported_error_it_caught(
@@ -1612,3 +1616,30 @@ def test_a_script_that_asks_whether_the_device_is_there_needs_the_device() -> No
     gpu = {"gpu": "NVIDIA H200", "cuda_enabled": "12.8"}
     assert account_for_absent_device(passed, None, ("cuda",), gpu, script).outcome == \
         Outcome.PASSED
+
+
+def test_a_schedule_errors_message_after_a_long_ir_dump_is_kept() -> None:
+    # The IR with diagnostics can run to hundreds of lines between the header and the line
+    # that says what is wrong: the comparison needs that line.
+    ir = "".join(f"    line {k} of the printed IR\n" for k in range(120))
+    run = _run(stderr_tail=_SCHEDULE_ERROR + "The IR with diagnostic is:\n" + ir
+               + "Error message: The block s_tir.SBlock#0 is an output block\n")
+    cls = classify(run, script="sch.compute_at(c, bi)\n")
+    assert cls.outcome == Outcome.TVM_ERROR
+    assert "Error message: The block s_tir.SBlock#0 is an output block" in cls.evidence
+    said = Reported(Outcome.TVM_ERROR, "ScheduleError: The block s_tir.SBlock#0 is an output block")
+    assert compare(said, cls).verdict == Verdict.REPRODUCED
+
+
+@pytest.mark.parametrize(("owner", "outcome"), [
+    ("FloatImm", Outcome.API_MISMATCH),  # expressions have .ty now, not .dtype
+    ("FloorDiv", Outcome.API_MISMATCH),
+    ("Frobnicator", Outcome.PYTHON_ERROR),  # not a TVM expression: the script's own slip
+])
+def test_an_expressions_dtype_attribute_is_an_api_of_another_tvm(owner: str, outcome: Outcome) -> None:
+    run = _run(stderr_tail=(
+        'Traceback (most recent call last):\n  File "/w/repro.py", line 4, in <module>\n'
+        "    print(e.dtype)\n"
+        f"AttributeError: '{owner}' object has no attribute 'dtype'. Did you mean: 'astype'?\n"))
+    cls = classify(run, script="import tvm\ne = make()\nprint(e.dtype)\n")
+    assert cls.outcome == outcome, cls

@@ -393,3 +393,18 @@ def test_a_schedule_error_is_matched_by_its_error_message_line(said: str, verdic
                   "extent of loop tirx.For#0"),
     )
     assert compare(rep(Oc.TVM_ERROR, said), observed).verdict == verdict
+
+
+@pytest.mark.parametrize(("observed", "verdict"), [
+    # numpy raises it on TVM's dtype object: the very exception the report quotes
+    ("ValueError: Could not convert T.float32 to a NumPy dtype (via `.dtype` value "
+     "dtype('float32')).", V.REPRODUCED),
+    # the script's own, other error
+    ("ValueError: operands could not be broadcast together with shapes (2,8) (8,2)",
+     V.DIFFERENT_FAILURE),
+])
+def test_the_run_raises_the_exact_error_the_report_quotes_from_outside_tvm(
+        observed: str, verdict: Verdict) -> None:
+    said = rep(Oc.TVM_ERROR, "ValueError: Could not convert T.float32 to a NumPy dtype (via "
+               "`.dtype` value dtype('float32'))")
+    assert compare(said, obs(Oc.PYTHON_ERROR, observed)).verdict == verdict

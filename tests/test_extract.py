@@ -2676,3 +2676,288 @@ def test_a_fence_left_open_to_the_end_stops_at_the_templates_next_heading() -> N
     """
     r = extract_repro(issue(body))
     assert r.found and r.script.strip() == "import tvm\nprint(tvm.cpu())"
+
+
+# ------------------------------------------- round 8/9 shapes: listings, edits, later scripts
+
+def test_a_gist_listing_with_its_file_name_and_line_numbers() -> None:
+    body = f"""\
+    From my gist (the line numbers came along):
+
+    {F}
+    take_oob.py
+      1  import numpy as np
+      2  import tvm
+      3
+      4  x = tvm.runtime.tensor(np.arange(5, dtype="float32"))
+      5  print(x.numpy()[1])
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, """\
+    import numpy as np
+    import tvm
+    x = tvm.runtime.tensor(np.arange(5, dtype="float32"))
+    print(x.numpy()[1])
+    """)
+
+
+def test_code_pasted_as_a_numbered_markdown_list() -> None:
+    body = """\
+    Listing as it is in our paste tool:
+
+    1. import numpy as np
+    2. import tvm
+    3. 
+    4. a = tvm.runtime.tensor(np.zeros(3, "float32"))
+    5. print(a.numpy().sum())
+
+    It prints 1.0, which is wrong.
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, """\
+    import numpy as np
+    import tvm
+    a = tvm.runtime.tensor(np.zeros(3, "float32"))
+    print(a.numpy().sum())
+    """)
+
+
+def test_python_dash_c_in_a_dockerfile_run_step_with_interpreter_options() -> None:
+    body = f"""\
+    Docker repro:
+
+    {F}dockerfile
+    FROM python:3.11-slim
+    RUN pip install apache-tvm numpy
+    RUN python -X faulthandler -c "import tvm; from tvm import te; A = te.placeholder((2,), name='A'); print(A.shape)"
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shape == "shell-wrapped", r
+    assert "te.placeholder" in r.script
+
+
+ELEMENTWISE = """\
+import numpy as np
+import tvm
+from tvm import te
+
+A = te.placeholder((64,), name="A")
+B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+target, dev = "llvm", tvm.cpu(0)
+f = tvm.compile(te.create_prim_func([A, B]), target=target)
+a = tvm.runtime.tensor(np.ones(64, "float32"), dev)
+b = tvm.runtime.tensor(np.zeros(64, "float32"), dev)
+f(a, b)
+print(b.numpy()[:4])
+"""
+
+
+def test_a_later_block_that_edits_one_line_of_the_working_script() -> None:
+    body = (f"This works on llvm:\n\n{F}python\n{ELEMENTWISE}{F}\n\n"
+            f"Changing only the target line to\n\n{F}python\ntarget, dev = \"cuda\", tvm.cuda(0)\n{F}\n\n"
+            "gives all zeros.\n")
+    r = extract_repro(issue(body))
+    assert r.found and r.blocks == ("body#0", "body#1"), r
+    assert 'target, dev = "cuda", tvm.cuda(0)' in r.script
+    assert '"llvm"' not in r.script
+    assert r.script.index("tvm.cuda(0)") < r.script.index("tvm.compile")
+    assert "changes a line" in r.reason
+
+
+def test_a_later_step_that_reads_what_it_reassigns_is_no_edit() -> None:
+    body = (f"{F}python\n{ELEMENTWISE}{F}\n\nthen after changing nothing else I run\n\n"
+            f"{F}python\nb = tvm.runtime.tensor(b.numpy() + 1)\n{F}\n")
+    r = extract_repro(issue(body))
+    assert r.found
+    assert r.script.count("b = tvm.runtime.tensor(") == 2  # (appended, not put in place)
+
+
+def test_the_authors_whole_script_in_a_comment_replaces_a_fragment() -> None:
+    body = f"It segfaults (part of a bigger converter):\n\n{F}python\nout = topi.transpose(data, axes=perm)\n{F}\n"
+    whole = ("Here the script, sorry:\n\n"
+             f"{F}python\nimport tvm\nfrom tvm import te, topi\n\n"
+             "A = te.placeholder((2, 3), name=\"A\")\nB = topi.transpose(A, axes=(0, 5))\n"
+             f"print(te.create_prim_func([A, B]))\n{F}\n")
+    r = extract_repro(issue(body, ("alice", whole)))
+    assert r.found and r.blocks == ("comment1#0",), r
+    assert "te.placeholder" in r.script
+
+
+def test_a_whole_script_does_not_yield_to_a_later_one_unasked() -> None:
+    body = f"{F}python\n{ELEMENTWISE}{F}\n"
+    other = f"Also tried this:\n\n{F}python\nimport tvm\nprint(tvm.__version__)\n{F}\n"
+    r = extract_repro(issue(body, ("alice", other)))
+    assert r.blocks == ("body#0",)
+
+
+IR_ONLY = f"""\
+This is what `mod.script()` printed; feeding it back to the parser fails:
+
+{F}python
+# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        return x
+{F}
+"""
+
+
+def test_printed_tvmscript_alone_runs_when_the_report_is_about_parsing_it() -> None:
+    r = extract_repro(issue(IR_ONLY))
+    assert r.found, r.reason
+    assert "from tvm.script import relax as R" in r.script.split("\n")
+    assert "printed TVMScript" in r.reason
+
+
+def test_printed_tvmscript_alone_is_no_repro_when_parsing_is_not_the_point() -> None:
+    body = IR_ONLY.replace("feeding it back to the parser fails", "the add is not fused")
+    assert not extract_repro(issue(body)).found
+
+
+def test_notebook_cells_go_on_after_the_blank_line_below_an_output() -> None:
+    body = """\
+    In [1]: import numpy as np
+       ...: import tvm
+
+    In [2]: a = tvm.runtime.tensor(np.ones(3, "float32"))
+       ...: a.numpy().sum()
+    Out[2]: 3.0
+
+    In [3]: np.testing.assert_allclose(a.numpy(), np.zeros(3))
+
+    AssertionError:
+    Not equal to tolerance rtol=1e-07, atol=0
+    """
+    r = extract_repro(issue(body))
+    assert r.found and "assert_allclose" in r.script, r
+
+
+@pytest.mark.parametrize("intro", [
+    "sorry, the script above has a typo from my editing (`summ`), the right script is:",
+    "The code above had a typo, my corrected script is:",
+])
+def test_a_corrected_script_in_a_comment_replaces_the_one_with_the_typo(intro: str) -> None:
+    body = f"{F}python\nimport tvm\nprint(tvm.relax.op.summ)\n{F}\n"
+    fixed = f"{intro}\n\n{F}python\nimport tvm\nprint(tvm.relax.op.sum)\n{F}\n"
+    r = extract_repro(issue(body, ("alice", fixed)))
+    assert r.blocks == ("comment1#0",)
+
+
+def test_before_all_good_then_after_the_failing_one() -> None:
+    good = ELEMENTWISE
+    bad = ELEMENTWISE.replace("A[i] * 2.0", "A[i] * 1e30")
+    body = (f"Before (small inputs) all good:\n\n{F}python\n{good}{F}\n\n"
+            f"After scaling the result is inf:\n\n{F}python\n{bad}{F}\n")
+    r = extract_repro(issue(body))
+    assert "1e30" in r.script
+
+
+def test_a_reduction_the_author_says_crashes_too_is_taken_over_the_original() -> None:
+    original = "import onnx\nimport tvm\nfrom tvm.relax.frontend.onnx import from_onnx\nmod = from_onnx(onnx.load('m.onnx'))\n"
+    reduced = "import tvm\nfrom tvm import relax\nprint(relax.op.reshape)\n"
+    body = (f"Original script:\n\n{F}python\n{original}{F}\n\n"
+            f"I reduced to pure relax, it also crashes for me:\n\n{F}python\n{reduced}{F}\n")
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#1",)
+
+
+@pytest.mark.parametrize("reply,adopted", [
+    ("thanks, yes the reduced one crashes the same for me", True),
+    ("the reduced one does not crash the same for me, only the onnx one", False),
+])
+def test_the_author_adopts_a_maintainers_reduction(reply: str, adopted: bool) -> None:
+    body = f"{F}python\nimport onnx\nimport tvm\nprint(onnx.__version__, tvm.__version__)\n{F}\n\nSegfault.\n"
+    reduction = f"Reduced, no onnx needed:\n\n{F}python\nimport tvm\nfrom tvm import relax\nprint(relax.op.take)\n{F}\n"
+    r = extract_repro(issue(body, ("maint", reduction), ("alice", reply)))
+    assert (r.blocks == ("comment1#0",)) is adopted
+
+
+def test_a_check_posted_without_fences_to_put_after_the_script() -> None:
+    body = f"{F}python\n{ELEMENTWISE}{F}\n"
+    more = """\
+    i add check with reference, please see
+
+    def ref(a):
+        return a * 2.0
+
+    np.testing.assert_allclose(b.numpy(), ref(a.numpy()))
+
+    put it after the print. it fail for me
+    """
+    r = extract_repro(issue(body, ("alice", more)))
+    assert r.found and r.script.rstrip().endswith("np.testing.assert_allclose(b.numpy(), ref(a.numpy()))")
+
+
+def test_printed_label_value_lines_under_the_script_are_its_output_not_code() -> None:
+    body = (f"{F}python\nimport tvm\nfrom tvm import tirx\nx = tirx.Var(\"x\", \"int32\")\n"
+            f"print(\"before:\", x * 2)\n{F}\n\n{F}\nbefore: x * 2\n{F}\n")
+    r = extract_repro(issue(body))
+    assert r.blocks == ("body#0",)
+    assert r.shown_output.strip() == "before: x * 2"
+
+
+def test_a_port_the_porter_says_works_is_not_the_repro() -> None:
+    body = f"Fails on 0.12.\n\n{F}python\nimport tvm\nfrom tvm import te\ns = te.create_schedule(None)\n{F}\n"
+    port = (f"Here's the TensorIR version, for me it works on the new API:\n\n"
+            f"{F}python\nimport tvm\nfrom tvm import te\nprint(te.create_prim_func)\n{F}\n")
+    r = extract_repro(issue(body, ("bob", port)))
+    assert r.blocks == ("body#0",)
+
+
+# ------------------------------------------------------------- output shown in more places
+
+def test_a_session_over_two_blocks_shows_what_it_printed() -> None:
+    body = f"""\
+    {F}
+    >>> import tvm
+    >>> from tvm import tirx
+    >>> tirx.const(1, "int64") + tirx.const(1, "int64")
+    T.int64(2)
+    {F}
+
+    but in int32 it wraps:
+
+    {F}
+    >>> print(tirx.const(2147483647, "int32") + tirx.const(1, "int32"))
+    -2147483648
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.shown_output.split("\n") == ["T.int64(2)", "-2147483648"]
+
+
+def test_what_a_python_dash_c_command_printed_below_it() -> None:
+    body = f"""\
+    {F}
+    $ python -c 'import tvm; print(tvm.tirx.const(3, "int32") // tvm.tirx.const(-1, "int32"))'
+    -3
+    {F}
+
+    Expected `3`.
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shown_output == "-3"
+
+
+def test_it_prints_on_its_own_line_after_an_unfenced_script() -> None:
+    body = """\
+    My script:
+
+    import tvm
+    from tvm import tirx
+    print("expr:", tirx.const(2147483647, "int32") + 1)
+
+    it prints
+
+    expr: -2147483648
+
+    I expected an error.
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shown_output == "expr: -2147483648"

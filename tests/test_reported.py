@@ -1459,3 +1459,34 @@ def test_a_crash_or_check_that_now_ends_in_a_clear_error_is_a_different_failure(
     assert got is not None and got.outcome in (Outcome.INTERNAL_ERROR, Outcome.CRASH)
     clear = Classification(Outcome.TVM_ERROR, "DiagnosticError: error: shapes do not match")
     assert compare(got, clear).verdict == Verdict.DIFFERENT_FAILURE
+
+
+def test_an_error_another_framework_raises_named_with_a_dotted_class() -> None:
+    # "PyTorch `nn.Embedding` raises `IndexError: ...`": the reference's error, not TVM's
+    text = ("TVM did not complain at all, it returned some random values for that row. PyTorch "
+            "`nn.Embedding` raises `IndexError: index out of range in self`.")
+    got = parse_reported(Issue(title="R.take returns garbage", body=body(text), author="alice"),
+                         REPRO)
+    assert got is not None and got.outcome == Outcome.WRONG_RESULT, got
+
+
+def test_an_error_named_in_prose_keeps_a_dotted_name_in_its_message() -> None:
+    text = ("ScheduleError, message says `The block s_tir.SBlock#0 is an output block`. I don't "
+            "understand why.")
+    got = parse_reported(Issue(title="compute_at refuses", body=body(text), author="alice"), REPRO)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR
+    assert got.signature.endswith("s_tir.SBlock#0 is an output block"), got
+
+
+@pytest.mark.parametrize(("where", "outcome"), [
+    # the parser read printed TVMScript handed to it as text: TVM's parser failed
+    ('  File "<unknown>", line 7', Outcome.TVM_ERROR),
+    # the reporter's own file: their own syntax slip
+    ('  File "/home/u/repro.py", line 7', Outcome.PYTHON_ERROR),
+])
+def test_a_syntax_error_in_text_the_parser_was_given(where: str, outcome: Outcome) -> None:
+    text = (f"```\n{where}\n    def main(lambda: R.Tensor((8,), dtype=\"float32\")):\n"
+            "             ^^^^^^\nSyntaxError: invalid syntax\n```\n")
+    got = parse_reported(Issue(title="printer output does not parse", body=body(text),
+                               author="alice"), REPRO)
+    assert got is not None and got.outcome == outcome, got

@@ -7,7 +7,7 @@ import ast
 
 from bot.extract.cutoff import cut_tail
 from bot.extract.markdown import Block, Source, is_quoted, last_paragraph
-from bot.extract.patch import new_file_in_diff, test_added_in_diff
+from bot.extract.patch import new_file_in_diff, added_tests_in_diff
 from bot.extract.patterns import (
     NOT_OUTPUT_LABEL_RE,
     OUTPUT_LABEL_RE,
@@ -90,7 +90,7 @@ def classify_block(block: Block) -> Code | None:
     lang = block.lang
     added = new_file_in_diff(block.text) if "+++ " in block.text else None
     if added is None and "+++ " in block.text:
-        added = test_added_in_diff(block.text)
+        added = added_tests_in_diff(block.text)
     if added is not None:
         # A patch that adds a new Python file, or a test to a test file: that code is the script.
         block = replace(block, text=added)

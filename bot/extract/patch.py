@@ -3,7 +3,7 @@
 Pure. Maintainers and reporters often post the regression test they would add as a diff: the
 ``+`` lines of a new file are the script (:func:`new_file_in_diff`); the ``+`` lines that add
 whole top-level functions to an existing test file are the script too, once the imports that
-file has are put in front (:func:`test_added_in_diff`): the hunk shows the new test, not the
+file has are put in front (:func:`added_tests_in_diff`): the hunk shows the new test, not the
 file's header, and the test uses the module names TVM's tests always import (``tvm``, ``te``,
 ``tirx``, ``np``, ...). The bot then calls the test, as pytest would
 (:mod:`bot.extract.testfuncs`).
@@ -51,7 +51,7 @@ def _file_end(lines: list[str], k: int) -> int:
                      and lines[j + 1].startswith("+++ "))), len(lines))
 
 
-def test_added_in_diff(text: str) -> str | None:
+def added_tests_in_diff(text: str) -> str | None:
     """The top-level functions a diff adds to one existing ``.py`` file, with the imports
     that file's hunks show and the usual ones the added code needs in front; ``None`` when the
     diff does not add whole functions (a changed line inside a test, a C++ fix)."""

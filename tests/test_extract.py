@@ -2708,7 +2708,7 @@ def test_code_pasted_as_a_numbered_markdown_list() -> None:
 
     1. import numpy as np
     2. import tvm
-    3. 
+    3.
     4. a = tvm.runtime.tensor(np.zeros(3, "float32"))
     5. print(a.numpy().sum())
 
@@ -2961,3 +2961,31 @@ def test_it_prints_on_its_own_line_after_an_unfenced_script() -> None:
     """
     r = extract_repro(issue(body))
     assert r.found and r.shown_output == "expr: -2147483648"
+
+
+def test_a_session_block_after_the_working_one_borrows_only_its_imports() -> None:
+    body = f"""\
+    In int64 the result is ok:
+
+    {F}
+    >>> import tvm
+    >>> from tvm import tirx
+    >>> tirx.const(2147483647, "int64") + tirx.const(1, "int64")
+    T.int64(2147483648)
+    {F}
+
+    but in int32 it wraps:
+
+    {F}
+    >>> print(tirx.const(2147483647, "int32") + tirx.const(1, "int32"))
+    -2147483648
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert_script(r, """\
+    import tvm
+    from tvm import tirx
+    print(tirx.const(2147483647, "int32") + tirx.const(1, "int32"))
+    """)
+    assert r.blocks == ("body#1", "body#0")
+    assert r.shown_output == "-2147483648"

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from bot.extract import extract_repro
-from bot.extract.patch import new_file_in_diff, added_tests_in_diff
+from bot.extract.patch import added_tests_in_diff, new_file_in_diff
 from bot.models import Issue
 
 F = "```"

@@ -229,7 +229,30 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
             defs |= top_bindings(c.tree)
         header = set()
     n_scripts = len(scripts) + sum(1 for c in chain if c.kind == "defs")
+    head = _imports_from_above(codes, primary, primary_free)
+    if head is not None and chain[0] is primary:
+        chain.insert(0, head)
     return finish(src, chain, n_scripts=n_scripts)
+
+
+def _imports_from_above(codes: list[Code], primary: Code, free: set[str]) -> Code | None:
+    """A script with no imports of its own that uses modules a script above imports ("In
+    int64 the result is ok: ``>>> import tvm ...``, but in int32: ``>>> a = tirx.const(...)``"):
+    the import lines of that script, to go in front of it (not its code: it may be the variant
+    that works)."""
+    if has_import(primary.tree):
+        return None
+    for c in reversed([c for c in codes if c.block.start < primary.block.start
+                       and c.kind == "script" and not RESULT_SECTION_RE.match(c.block.section)]):
+        if not imported_names(c.tree) & free:
+            continue
+        lines = c.code.split("\n")
+        imports = ["\n".join(lines[s.lineno - 1: s.end_lineno]) for s in c.tree.body
+                   if isinstance(s, ast.Import | ast.ImportFrom) and s.end_lineno is not None]
+        code = "\n".join(imports) + "\n"
+        tree = parse_py(code)
+        return Code(c.block, code, tree, "imports", c.interactive) if tree is not None else None
+    return None
 
 
 def _next_after(codes: list[Code], c: Code) -> Code | None:
@@ -328,7 +351,9 @@ def finish(src: Source, chain: list[Code], *, n_scripts: int) -> tuple[Repro | N
     else:
         shape = "fenced"
     edit_of = next((c.edit_of for c in chain if c.edit_of), "")
-    labels = tuple(c.block.label for c in chain)
+    # (the block that only lent its imports comes last: the first is the script's own)
+    labels = tuple(c.block.label for c in chain if c.kind != "imports") + tuple(
+        c.block.label for c in chain if c.kind == "imports")
     return Repro(
         found=True,
         script=code,

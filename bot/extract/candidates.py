@@ -7,7 +7,7 @@ import ast
 
 from bot.extract.cutoff import cut_tail
 from bot.extract.markdown import Block, Source, is_quoted, last_paragraph
-from bot.extract.patch import new_file_in_diff, added_tests_in_diff
+from bot.extract.patch import added_tests_in_diff, new_file_in_diff
 from bot.extract.patterns import (
     NOT_OUTPUT_LABEL_RE,
     OUTPUT_LABEL_RE,
@@ -45,7 +45,7 @@ class Code:
     block: Block
     code: str
     tree: ast.Module
-    kind: str  # "script" | "defs" | "ir" | "stmts" (assignments only) | "broken"
+    kind: str  # "script" | "defs" | "ir" | "stmts" (assignments only) | "broken" | "imports"
     interactive: bool = False
     # A script made by an edit block (see ``bot.extract.blocks``): the label of the block edited.
     edit_of: str = ""

@@ -259,7 +259,13 @@ def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
         return replace(repro, shown_output=shown) if shown else repro
     src = next((s for s in sources if s.name == name), None)
     shown = shown_output(src, repro.blocks) if src is not None else ""
-    mine = [b for b in src.blocks if b.label in repro.blocks] if src is not None else []
+    by_label = {b.label: b for b in src.blocks} if src is not None else {}
+    mine: list[Block] = []
+    for label in repro.blocks:  # in the script's order, up to a block that only lent imports
+        b = by_label.get(label)
+        if b is None or (mine and b.start < mine[-1].start):
+            break
+        mine.append(b)
     if not shown and mine and (repro.shape == "interactive" or all(
             has_prompts(b.text.split("\n")) for b in mine)):
         # A ``>>>`` session shows what it printed under its own prompts (a session over two

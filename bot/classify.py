@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from bot import lazyre
 from bot.api_changes import lookup, lookup_keyword, lookup_member
 from bot.fragments import (
+    bound_only_in_functions,
     fragment_reason,
     imports_only,
     never_bound,
@@ -468,7 +469,31 @@ def account_for_printed_check(
         if hit:
             return _printed_wrong(hit, "The script's own comparison of the result printed "
                                   "False (it prints the check instead of asserting it).")
+    pair = _printed_pair_differs(lines)
+    if pair:
+        return _printed_wrong(pair, "The script printed TVM's result next to the reference's "
+                              "(numpy, torch), and the two differ.")
     return cls
+
+
+# A printed line labelled as TVM's result or as the reference's: "tvm  : [2]", "numpy: 1".
+_TVM_LABEL_RE = lazyre.compile(r"^(?:tvm|relax|tir|tirx|te|ours?|compiled|vm|tvm result|tvm out(?:put)?)"
+                               r"\s*[:=]\s*(\S.{0,300})$", re.IGNORECASE)
+_REF_LABEL_RE = lazyre.compile(r"^(?:numpy|np|torch|pytorch|onnx ?runtime|ort|ref(?:erence)?|expected)"
+                               r"\s*[:=]\s*(\S.{0,300})$", re.IGNORECASE)
+
+
+def _printed_pair_differs(lines: list[str]) -> str:
+    """One line with TVM's value and one with the reference's, each under its label and with
+    numbers in it, whose values differ: the TVM line, else ""."""
+    tvm = [(ln, m.group(1)) for ln in lines for m in (_TVM_LABEL_RE.match(ln),) if m]
+    ref = [m.group(1) for ln in lines for m in (_REF_LABEL_RE.match(ln),) if m]
+    if len(tvm) != 1 or len(ref) != 1:
+        return ""
+    got, want = _ATOM_RE.findall(tvm[0][1]), _ATOM_RE.findall(ref[0])
+    if not got or not want or _same_atoms(got, want):
+        return ""
+    return tvm[0][0]
 
 
 # What makes a script's own output differ between runs: random inputs, clocks, addresses.
@@ -562,7 +587,20 @@ def _printed_value(stdout: str, values: tuple[str, ...]) -> str:
         got = _ATOM_RE.findall(line)
         if got and any(_same_atoms(got, w) for w in wants):
             return " ".join(line.split())
+    # One distinctive number the report says TVM printed ("the second value prints
+    # -3.4028235e+38 and not -inf"): that number among a printed line's values.
+    rare = [w[0] for w in wants if len(w) == 1 and _distinctive(w[0])]
+    for line in _printed_chunks(stdout.split("\n")[-400:]) if rare else ():
+        got = _ATOM_RE.findall(line)
+        if any(_same_atoms([g], [r]) for g in got for r in rare):
+            return " ".join(line.split())
     return ""
+
+
+def _distinctive(atom: str) -> bool:
+    """A number no run prints by chance: seven significant digits or more (``-3.4028235e+38``,
+    ``0.33333334``), not ``1``, ``0.5`` or ``nan``."""
+    return sum(ch.isdigit() for ch in atom.lower().split("e")[0].lstrip("-+0.")) >= 7
 
 
 def _printed_chunks(lines: list[str]) -> list[str]:
@@ -790,6 +828,18 @@ def _compiled_before(script: str, err: PyError) -> bool:
     if tree is None:
         return False
     lines = script.split("\n")
+    # raised inside one of the script's functions (a pasted pytest test): the statements of that
+    # function above the failing line count too
+    deepest = next((f.line for f in reversed(err.frames) if f.kind == "script"), 0)
+    for func in ast.walk(tree):
+        if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef) and func.lineno < deepest \
+                <= (func.end_lineno or func.lineno):
+            for stmt in func.body:
+                if stmt.lineno >= deepest:
+                    break
+                text = "\n".join(lines[stmt.lineno - 1: stmt.end_lineno or stmt.lineno])
+                if _COMPILES_RE.search(text):
+                    return True
     for stmt in tree.body:
         if stmt.lineno >= line:
             return False
@@ -828,7 +878,10 @@ def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | N
             # its reference check: `refs` for `ref`, a forgotten `eps`): the script's own error,
             # not a fragment of a longer program.
             return None
-        if m and (never_bound(script, m.group(1)) or read_before_bound(script, m.group(1))):
+        at_module = bool(e.frames) and e.frames[-1].kind == "script" and \
+            e.frames[-1].func == "<module>"
+        if m and (never_bound(script, m.group(1)) or read_before_bound(script, m.group(1)) or (
+                at_module and bound_only_in_functions(script, m.group(1)))):
             names = _unbound_first(script, m.group(1))
             return _fragment(names, normalize_paths(e.header), (normalize_paths(e.header),))
         if m and m.group(1) in MODULE_ALIASES:

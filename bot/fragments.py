@@ -272,6 +272,44 @@ def never_bound(script: str, name: str) -> bool:
     return u.sure or not any(name in _WORD_RE.findall(s) for s in u.strings)
 
 
+def bound_only_in_functions(script: str, name: str) -> bool:
+    """``name`` is a parameter or local of the script's functions and nothing at module level
+    binds it (no assignment, import, def, loop or ``with`` target outside a function body, no
+    ``global`` declaration): ``db = tune(mod, params)`` at module level, where only ``def
+    tune(mod, params)`` names them, reads what the left-out part of the program built."""
+    tree = _parse(script)
+    if tree is None or _known(name):
+        return False
+    inside = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return False
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = node.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                     *([args.vararg] if args.vararg else []), *([args.kwarg] if args.kwarg else [])]
+            inside = inside or any(a.arg == name for a in every)
+    stack: list[ast.AST] = list(tree.body)
+    while stack:  # module level: every statement, not descending into function bodies
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                return False
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del) \
+                and node.id == name:
+            return False
+        if isinstance(node, ast.Import | ast.ImportFrom) and any(
+                (a.asname or a.name).split(".")[0] == name for a in node.names):
+            return False
+        if isinstance(node, ast.ExceptHandler) and node.name == name:
+            return False
+        stack.extend(ast.iter_child_nodes(node))
+    return inside
+
+
 def read_before_bound(script: str, name: str) -> bool:
     """At module level, the statement that first binds ``name`` reads it first (``mod =
     seq(mod)`` with no ``mod`` above): the value comes from a part of a longer program that

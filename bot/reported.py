@@ -83,6 +83,8 @@ from bot.vocabulary import (
     TVM_ERROR_TYPES,
     TVM_VS_REFERENCE_RE,
     VALUE_ATOM_RE,
+    VALUE_BARE_PAIR_RE,
+    VALUE_NOT_RE,
     VALUE_REFERENCE_SIDE_RE,
     VALUE_SPAN_RE,
     VALUE_TEXT_RE,
@@ -365,6 +367,13 @@ def quoted_values(lines: list[_Line]) -> tuple[str, ...]:
             ref = [r.end() for r in VALUE_REFERENCE_SIDE_RE.finditer(before)]
             if tvm and (not ref or tvm[-1] > ref[-1]) and val not in out:
                 out.append(val)
+        said = VALUE_NOT_RE.search(ln.text)
+        if said and said.group("tvm") not in out:
+            out.append(said.group("tvm"))
+        bare = VALUE_BARE_PAIR_RE.search(ln.text)
+        if bare:
+            out.extend(v for v in (bare.group("tvm"), f"{bare.group('tvm')} {bare.group('ref')}")
+                       if v not in out)
     return tuple(out[:5])
 
 
@@ -470,7 +479,8 @@ def _traceback_pasted_without_crash(lines: list[_Line]) -> bool:
 
 _CHECK_IN_WORDS_RE = lazyre.compile(
     r"\b(?:an?|the|some|one) (?:ICHECK|CHECK|check|internal check|assertion) (?:failed|fails|failure)\b"
-    r"|\b(?:an?|the) (?:ICHECK|CHECK) (?:in|inside) \w+", re.IGNORECASE)
+    # ("the CHECK in foo.cc" in capitals: TVM's macro; "at least a check in debug?" asks for one)
+    r"|\b(?:an?|the) (?-i:ICHECK|CHECK) (?:in|inside) \w+", re.IGNORECASE)
 
 
 def _internal(lines: list[_Line]) -> Reported | None:
@@ -930,9 +940,23 @@ _ERROR_QUOTED_RE = lazyre.compile(
     r"['\"`\u201c\u2018]([^'\"`\u201d\u2019\n]{12,160})['\"`\u201d\u2019]", re.I)
 
 
+# "error:" ending a line, the message in inline code on the next: "... one arg. error:" then
+# "`Invoking function main expects 2 arguments (x, y), but 1 arguments were provided.`"
+_ERROR_LABEL_END_RE = lazyre.compile(r"\b(?:error|error message|it says|message)\s*:\s*$", re.I)
+_WHOLE_CODE_SPAN_RE = lazyre.compile(r"^\s*`([^`\n]{12,300})`\s*$")
+
+
 def _error_quoted(lines: list[_Line]) -> Reported | None:
     """A message quoted after a failure verb, without its exception class: TVM's error (its
     own check when it says "Check failed"). Not code ("fails with `relax.build(mod)`")."""
+    for ln, nxt in zip(lines, lines[1:], strict=False):
+        if ln.fenced or nxt.fenced or _under_expected(ln) or not _ERROR_LABEL_END_RE.search(ln.text):
+            continue
+        m = _WHOLE_CODE_SPAN_RE.match(nxt.text)
+        if m and len(m.group(1).split()) >= 3 and not re.match(r"[\w.]+\(|\w+ = ", m.group(1)):
+            msg = m.group(1).strip()
+            outcome = Outcome.INTERNAL_ERROR if "Check failed" in msg else Outcome.TVM_ERROR
+            return Reported(outcome, signature=msg, evidence=(nxt.text.strip(),))
     for ln in lines:
         if _under_expected(ln) or ln.fenced:
             continue

@@ -1548,6 +1548,10 @@ def test_an_error_the_script_caught_last_is_how_it_ended(stdout: str, stderr: st
     ('print("match:", np.allclose(out, ref))\n', "match: True\n", Outcome.PASSED),
     # False printed, but not by a comparison
     ('print("cached:", cache.hit)\n', "cached: False\n", Outcome.PASSED),
+    # TVM's value and numpy's printed under their labels, and they differ
+    ('print("tvm  :", out)\nprint("numpy:", ref)\n', "tvm  : 2\nnumpy: 1\n", Outcome.WRONG_RESULT),
+    ('print("tvm:", out)\nprint("numpy:", ref)\n', "tvm: 0.33333334\nnumpy: 0.3333333333333333\n",
+     Outcome.PASSED),  # (float32 against float64: the same value)
 ])
 def test_a_printed_comparison_that_printed_false_is_a_failed_check(script: str, stdout: str,
                                                                   outcome: Outcome) -> None:
@@ -1643,3 +1647,49 @@ def test_an_expressions_dtype_attribute_is_an_api_of_another_tvm(owner: str, out
         f"AttributeError: '{owner}' object has no attribute 'dtype'. Did you mean: 'astype'?\n"))
     cls = classify(run, script="import tvm\ne = make()\nprint(e.dtype)\n")
     assert cls.outcome == outcome, cls
+
+
+@pytest.mark.parametrize(("values", "stdout", "outcome"), [
+    # the reporter's one distinctive number among the printed values
+    (("-3.4028235e+38",), "[ 4.0000000e+00 -3.4028235e+38]\n", Outcome.WRONG_RESULT),
+    # a plain small number among others proves nothing
+    (("2",), "[1 2 3]\n", Outcome.PASSED),
+    # TVM's value then numpy's, as "gives -112, numpy says 400" quotes them
+    (("-112", "-112 400"), "-112 400\n", Outcome.WRONG_RESULT),
+])
+def test_a_value_the_report_quotes_in_words_printed_by_the_run(
+        values: tuple[str, ...], stdout: str, outcome: Outcome) -> None:
+    from bot.classify import account_for_shown_output
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail=stdout)
+    said = Reported(Outcome.WRONG_RESULT, "wrong", values=values)
+    assert account_for_shown_output(classify(run), run, "", said).outcome == outcome
+
+
+_TUNE_FRAGMENT = """\
+import logging
+import tvm
+logging.basicConfig(level=logging.INFO)
+
+def tune(mod, params, target):
+    return tvm.compile(mod, target=target)
+
+db = tune(mod, params, "llvm")
+"""
+
+
+@pytest.mark.parametrize(("script", "line", "func", "name", "outcome"), [
+    # module level reads `mod`, which only a function's parameter names: a fragment
+    (_TUNE_FRAGMENT, 8, "<module>", "mod", Outcome.NO_REPRO),
+    # a pytest test that compiled and ran before its own slip: the script's error
+    ("import tvm\n\ndef test_x():\n    ex = tvm.compile(Mod, target='llvm')\n"
+     "    expected = inp + 1\n\ntest_x()\n", 5, "test_x", "inp", Outcome.PYTHON_ERROR),
+    # a standard module used without its import: the script's own slip
+    ("import tvm\nd = tempfile.mkdtemp()\n", 2, "<module>", "tempfile", Outcome.PYTHON_ERROR),
+])
+def test_name_errors_fragment_or_slip(script: str, line: int, func: str, name: str,
+                                      outcome: Outcome) -> None:
+    run = _run(stderr_tail=(
+        f'Traceback (most recent call last):\n  File "/w/repro.py", line {line}, in {func}\n'
+        f"    x\nNameError: name '{name}' is not defined\n"))
+    assert classify(run, script=script).outcome == outcome

@@ -6,7 +6,13 @@ import textwrap
 
 import pytest
 
-from bot.fragments import fragment_at_start, imports_only, never_bound, unbound_names
+from bot.fragments import (
+    bound_only_in_functions,
+    fragment_at_start,
+    imports_only,
+    never_bound,
+    unbound_names,
+)
 
 # (script, the never-bound names, of which read at module level, sure)
 UNBOUND_TABLE = [
@@ -223,3 +229,17 @@ def test_read_before_bound(script: str, name: str, expected: bool) -> None:
 @pytest.mark.parametrize(("script", "names"), AT_START_TABLE)
 def test_fragment_at_start(script: str, names: tuple[str, ...]) -> None:
     assert fragment_at_start(script) == names
+
+
+@pytest.mark.parametrize(("script", "name", "only"), [
+    ("def tune(mod):\n    return mod\n\ndb = tune(mod)\n", "mod", True),
+    # bound at module level too (a later assignment, a loop, an import)
+    ("def tune(mod):\n    return mod\n\nmod = 1\ndb = tune(mod)\n", "mod", False),
+    ("def f(x):\n    return x\n\nfor x in range(2):\n    f(x)\n", "x", False),
+    # a global the function sets
+    ("def load():\n    global mod\n    mod = 1\n\nload()\nprint(mod)\n", "mod", False),
+    # never bound anywhere: another rule's case (never_bound)
+    ("print(mod)\n", "mod", False),
+])
+def test_names_only_functions_bind(script: str, name: str, only: bool) -> None:
+    assert bound_only_in_functions(script, name) is only

@@ -1490,3 +1490,30 @@ def test_a_syntax_error_in_text_the_parser_was_given(where: str, outcome: Outcom
     got = parse_reported(Issue(title="printer output does not parse", body=body(text),
                                author="alice"), REPRO)
     assert got is not None and got.outcome == outcome, got
+
+
+@pytest.mark.parametrize(("title", "text", "outcome", "values"), [
+    ("R.sum wrong on int8", "gives -112, numpy says 400", Outcome.WRONG_RESULT, ("-112", "-112 400")),
+    ("R.max of a masked row", "Is it expected that the second value prints -3.4028235e+38 and "
+     "not -inf?", Outcome.WRONG_RESULT, ("-3.4028235e+38",)),
+    ("take returns junk", "i get some random float back, numpy raises IndexError. at least a "
+     "check in debug?", Outcome.WRONG_RESULT, ()),
+    ("[TIR] StmtSimplify does not merge if/else with identical branches", "It keeps the if.",
+     Outcome.WRONG_RESULT, ()),
+    ("BindSymbolicVars binds a negative value", "It silently binds `n` to -1, nobody complains.",
+     Outcome.PASSED, ()),
+])
+def test_wrong_results_and_acceptance_told_in_words(title: str, text: str, outcome: Outcome,
+                                                     values: tuple[str, ...]) -> None:
+    got = parse_reported(Issue(title=title, body=body(text), author="alice"), REPRO)
+    assert got is not None and got.outcome == outcome, got
+    assert got.values == values
+
+
+def test_an_error_message_on_the_line_after_error_colon() -> None:
+    text = ("2nd module in same script, main clearly takes one arg. error:\n"
+            "`Invoking function main expects 2 arguments (x, y), but 1 arguments were provided.`")
+    got = parse_reported(Issue(title="VM says main expects 2 args", body=body(text),
+                               author="alice"), REPRO)
+    assert got is not None and got.outcome == Outcome.TVM_ERROR
+    assert got.signature.startswith("Invoking function main expects 2 arguments")

@@ -301,6 +301,11 @@ def _worker_has_gpu(environment: Mapping[str, str]) -> bool:
     return cuda not in {"false", "no", "off", "0", "disabled"} and "no driver" not in cuda
 
 
+# The script picks a device to run on (``tvm.cuda(0)``, ``tvm.device("cuda")``, ``dev =
+# tvm.gpu()``): what it computes there needs that device.
+_RUNS_ON_DEVICE_RE = lazyre.compile(
+    r"\btvm\.(?:cuda|gpu|rocm|vulkan|metal|opencl|cl|device|runtime\.device)\s*\("
+    r"|\b(?:device|dev)\s*\(\s*['\"]\w+|\bdev(?:ice)?\s*=\s*tvm\.\w+\s*\(")
 _ASKS_DEVICE_RE = lazyre.compile(r"\.exist\b|\bis_available\s*\(|\bdevice_count\s*\(")
 
 
@@ -332,6 +337,8 @@ def account_for_absent_device(
         return cls
     if reported.outcome not in _DEVICE_RUNTIME_FAILURES:
         return cls
+    if script and not _RUNS_ON_DEVICE_RE.search(script):
+        return cls  # (it only builds targets or compiles: no device is needed, the pass counts)
     return Classification(
         Outcome.NEEDS_GPU,
         detail=(
@@ -469,11 +476,46 @@ def account_for_printed_check(
         if hit:
             return _printed_wrong(hit, "The script's own comparison of the result printed "
                                   "False (it prints the check instead of asserting it).")
-    pair = _printed_pair_differs(lines)
+    pair = _printed_pair_differs(lines) or _last_prints_differ(script, run.stdout_tail)
     if pair:
         return _printed_wrong(pair, "The script printed TVM's result next to the reference's "
                               "(numpy, torch), and the two differ.")
     return cls
+
+
+def _printed_arg(stmt: ast.stmt) -> ast.expr | None:
+    """The value a top-level ``print(x)`` / ``print(repr(x))`` statement prints, or None."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "print"
+            and len(stmt.value.args) == 1 and not stmt.value.keywords):
+        return None
+    arg = stmt.value.args[0]
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id in (
+            "repr", "str") and len(arg.args) == 1:
+        arg = arg.args[0]
+    return arg
+
+
+def _last_prints_differ(script: str, stdout: str) -> str:
+    """The script ends printing TVM's result (``....numpy()``) and then numpy's for the same
+    input (``np.sign(x)``), one value each; the two printed values differ: TVM's, else ""."""
+    tree = _tree(script)
+    if tree is None or len(tree.body) < 2:
+        return ""
+    tvm_arg, ref_arg = _printed_arg(tree.body[-2]), _printed_arg(tree.body[-1])
+    if tvm_arg is None or ref_arg is None:
+        return ""
+    ref_src, tvm_src = ast.unparse(ref_arg), ast.unparse(tvm_arg)
+    if not re.match(r"(?:np|numpy)\.\w+\(", ref_src) or not re.search(
+            r"\.(?:numpy|asnumpy)\(\)", tvm_src):
+        return ""
+    chunks = [c for c in _printed_chunks(stdout.rstrip("\n").split("\n")[-200:]) if c.strip()]
+    if len(chunks) < 2:
+        return ""
+    got, want = _ATOM_RE.findall(chunks[-2]), _ATOM_RE.findall(chunks[-1])
+    if not got or not want or _same_atoms(got, want):
+        return ""
+    return chunks[-2]
 
 
 # A printed line labelled as TVM's result or as the reference's: "tvm  : [2]", "numpy: 1".
@@ -1020,6 +1062,32 @@ def _no_traceback(run: RunResult, needs: tuple[str, ...], env: Mapping[str, str]
     )
 
 
+_DID_YOU_MEAN_RE = lazyre.compile(r"Did you mean:? '(\w+)'\?")
+
+
+def _typo_of(attr: str, message: str) -> str:
+    """The name Python suggests for a missing attribute when it is one or two keystrokes from
+    what the script wrote (``sofmax`` for ``softmax``), else ""."""
+    m = _DID_YOU_MEAN_RE.search(message)
+    if m is None:
+        return ""
+    want = m.group(1)
+    return want if _edits(attr.lower(), want.lower()) <= 2 and len(attr) >= 4 else ""
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance of two short names (names, not texts: bounded by their length)."""
+    if abs(len(a) - len(b)) > 2 or len(a) > 80 or len(b) > 80:
+        return 99
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
 def _needs_gpu(line: str, needs: tuple[str, ...], evidence: tuple[str, ...]) -> Classification:
     wanted = [n for n in needs if n in GPU_DEVICES]
     m = re.search(r"\b(cuda|rocm|vulkan|metal|opencl)\b", line, re.IGNORECASE)
@@ -1166,6 +1234,13 @@ def _classify_error(
         if am and is_tvm_name(am.group(1)):
             mod, attr = am.group(1), am.group(2)
             script_refers = frame is not None and attr in frame.source
+            if _typo_of(attr, err.message) and lookup(f"{mod}.{attr}") is None:
+                # "'tvm.relax.op.nn' has no attribute 'sofmax'. Did you mean: 'softmax'?": the
+                # script's own slip of the keyboard, not an API of another TVM
+                return Classification(
+                    Outcome.PYTHON_ERROR, signature=signature,
+                    detail=f"The script misspells a TVM name: `{mod}.{attr}` (Python suggests "
+                    f"`{_typo_of(attr, err.message)}`).", evidence=ev)
             if script_refers or not raised_in_tvm(err):
                 return _api_mismatch(err, f"{mod}.{attr}", ev)
         om = OBJECT_ATTR_RE.search(text)
@@ -1249,7 +1324,10 @@ def _classify_error(
         own = err.frames[-1] is frame and not raised_in_tvm(err)
         if own and (
             (short == "AssertionError" and EXIST_CHECK_RE.search(frame.source))
-            or (short not in SCRIPT_ERROR_TYPES and DEVICE_WORD_RE.search(err.message))
+            # (an assert's message naming cuda is the script's check of what it built: "no
+            # device module generated for target cuda" is a wrong result, not a missing GPU)
+            or (short not in SCRIPT_ERROR_TYPES and short != "AssertionError"
+                and DEVICE_WORD_RE.search(err.message))
         ):
             return _needs_gpu(signature, needs, ev)
 

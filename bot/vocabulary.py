@@ -448,6 +448,8 @@ REPORTED_WRONG_RE = lazyre.compile(
     # a pass that does not do its job: "CommonSubexprElim doesn't do anything on this function",
     # "(A[i] + n) is computed three times in the output", "the cast is not folded"
     r"|\b(?:does ?n[o']t|did ?n[o']t) (?:do|change) anything\b|\bdoes nothing\b|\bhas no effect\b"
+    # "FoldConstant pass do nothing on my module", "the R.add of the two constants is still there"
+    r"|\b(?:pass|transform|it) do nothing\b|\b(?:is|are) still (?:there|present)\b"
     # "StmtSimplify does not merge if/else with identical branches"
     r"|\b(?:does ?n[o']t|did ?n[o']t|do ?n[o']t|fails? to) (?:merge|fold|simplify|eliminate|remove|fuse|"
     r"hoist|inline|vectori[sz]e|unroll|combine|deduplicate|propagate)\b"

@@ -1693,3 +1693,68 @@ def test_name_errors_fragment_or_slip(script: str, line: int, func: str, name: s
         f'Traceback (most recent call last):\n  File "/w/repro.py", line {line}, in {func}\n'
         f"    x\nNameError: name '{name}' is not defined\n"))
     assert classify(run, script=script).outcome == outcome
+
+
+@pytest.mark.parametrize(("script", "stdout", "outcome"), [
+    # TVM's result, then numpy's for the same input, printed last: they differ
+    ("import numpy as np\nx = np.ones(4)\nprint(vm['main'](x).numpy())\nprint(np.sign(x))\n",
+     "[-1.  0.  0.  1.]\n[-1.  0. nan  1.]\n", Outcome.WRONG_RESULT),
+    # ... and agree
+    ("import numpy as np\nx = np.ones(4)\nprint(vm['main'](x).numpy())\nprint(np.sign(x))\n",
+     "[1. 1.]\n[1. 1.]\n", Outcome.PASSED),
+    # two prints that are not TVM's result against numpy's
+    ("import numpy as np\nprint(np.ones(2))\nprint(np.zeros(2))\n", "[1. 1.]\n[0. 0.]\n",
+     Outcome.PASSED),
+])
+def test_a_script_that_ends_printing_tvms_result_then_numpys(script: str, stdout: str,
+                                                            outcome: Outcome) -> None:
+    from bot.classify import account_for_printed_check
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail=stdout)
+    wrong = Reported(Outcome.WRONG_RESULT, "wrong values")
+    assert account_for_printed_check(classify(run), run, script, wrong).outcome == outcome
+
+
+@pytest.mark.parametrize(("message", "outcome"), [
+    # a slip of the keyboard Python itself points out
+    ("module 'tvm.relax.op.nn' has no attribute 'sofmax'. Did you mean: 'softmax'?",
+     Outcome.PYTHON_ERROR),
+    # a name another TVM had
+    ("module 'tvm.te' has no attribute 'create_schedule'", Outcome.API_MISMATCH),
+    # a removed name Python happens to find close to another (the table knows it)
+    ("module 'tvm' has no attribute 'tir'. Did you mean: 'ir'?", Outcome.API_MISMATCH),
+])
+def test_a_misspelt_tvm_name_is_the_scripts_slip(message: str, outcome: Outcome) -> None:
+    run = _run(stderr_tail=(
+        'Traceback (most recent call last):\n  File "/w/repro.py", line 3, in <module>\n'
+        f"    y = relax.op.nn.sofmax(x)\nAttributeError: {message}\n"))
+    assert classify(run, script="import tvm\nfrom tvm import relax\ny = relax.op.nn.sofmax(x)\n"
+                    ).outcome == outcome
+
+
+@pytest.mark.parametrize(("script", "outcome"), [
+    # only builds a Target: no device is needed, the pass counts
+    ('import tvm\nt = tvm.target.Target("nvidia/geforce-rtx-4090")\nprint(t.attrs["arch"])\n',
+     Outcome.PASSED),
+    # runs on the device: a pass on a worker without it says nothing
+    ('import tvm\ndev = tvm.cuda(0)\nprint(dev)\n', Outcome.NEEDS_GPU),
+])
+def test_a_pass_without_the_gpu_counts_when_no_device_is_used(script: str,
+                                                              outcome: Outcome) -> None:
+    from bot.classify import account_for_absent_device
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="sm_89\n")
+    said = Reported(Outcome.WRONG_RESULT, "arch is sm_50")
+    got = account_for_absent_device(classify(run), said, ("cuda",), NO_GPU, script)
+    assert got.outcome == outcome
+
+
+def test_an_assert_naming_cuda_is_a_check_of_what_was_built_not_a_missing_gpu() -> None:
+    script = ('import tvm\nlib = tvm.compile(mod, target="cuda")\n'
+              'assert len(lib.mod.imports) > 0, "no device module generated for target cuda"\n')
+    run = _run(stderr_tail=(
+        'Traceback (most recent call last):\n  File "/w/repro.py", line 3, in <module>\n'
+        '    assert len(lib.mod.imports) > 0, "no device module generated for target cuda"\n'
+        "AssertionError: no device module generated for target cuda\n"))
+    got = classify(run, script=script, needs=("cuda",), environment=NO_GPU)
+    assert got.outcome == Outcome.WRONG_RESULT, got

@@ -908,8 +908,8 @@ def test_unfenced_interactive_session_without_error_keeps_the_first_session() ->
         x = tvm.tir.Var("x", "int32")
         for k in range(2):
             print(k)
-        tvm.arith.Analyzer().simplify(x * 0 // 0)
-        """)
+        print(repr(tvm.arith.Analyzer().simplify(x * 0 // 0)))
+        """)  # (the value the session shows under its prompt is printed, as in a fenced session)
     assert r.shape == "interactive"
 
 
@@ -1965,7 +1965,7 @@ def test_an_ipython_session_pasted_without_fences() -> None:
     a = tvm.runtime.tensor(np.arange(4, dtype="float32"))
     b = tvm.runtime.tensor(np.zeros(4, "float32"))
     f(a, b); print(b.numpy())
-    b.numpy().sum()
+    print(repr(b.numpy().sum()))
     """)
 
 
@@ -2989,3 +2989,48 @@ def test_a_session_block_after_the_working_one_borrows_only_its_imports() -> Non
     """)
     assert r.blocks == ("body#1", "body#0")
     assert r.shown_output == "-2147483648"
+
+
+def test_output_under_a_comment_in_the_scripts_block_is_not_code() -> None:
+    body = f"""\
+    {F}python
+    import numpy as np
+    x = np.array([1.0, np.nan])
+    print(np.clip(x, 0, 6))
+
+    # output
+    [1. 6.]
+    {F}
+    """
+    r = extract_repro(issue(body))
+    assert r.script.rstrip().endswith("print(np.clip(x, 0, 6))")
+    assert r.shown_output == "[1. 6.]"
+
+
+def test_a_fence_left_open_stops_at_the_triage_heading_of_the_template() -> None:
+    body = f"""\
+    ### Steps to reproduce
+
+    {F}python
+    import tvm
+    print(tvm.__version__)
+
+    ### Triage
+
+    * needs-triage
+    """
+    r = extract_repro(issue(body))
+    assert "needs-triage" not in r.script and "Triage" not in r.script
+
+
+def test_an_unfenced_session_prints_the_values_it_shows() -> None:
+    body = """\
+    >>> import numpy as np
+    >>> x = np.array([1.0, np.nan])
+    >>> np.max(x)
+    np.float64(nan)
+
+    Expected nan.
+    """
+    r = extract_repro(issue(body))
+    assert r.script.rstrip().endswith("print(repr(np.max(x)))")

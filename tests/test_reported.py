@@ -1502,6 +1502,8 @@ def test_a_syntax_error_in_text_the_parser_was_given(where: str, outcome: Outcom
      Outcome.WRONG_RESULT, ()),
     ("BindSymbolicVars binds a negative value", "It silently binds `n` to -1, nobody complains.",
      Outcome.PASSED, ()),
+    ("FoldConstant pass do nothing on my module", "The `R.add` of the two constants is still "
+     "there.", Outcome.WRONG_RESULT, ()),
 ])
 def test_wrong_results_and_acceptance_told_in_words(title: str, text: str, outcome: Outcome,
                                                      values: tuple[str, ...]) -> None:

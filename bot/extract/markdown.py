@@ -193,14 +193,16 @@ def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | Non
         if len(nonblank) < 2:
             continue
         last = nonblank[-1]
-        if parse_py(tok.content) is not None:
+        # A fence left open to the end of the text: the template's next heading ("###
+        # Environment", "### Triage", a Python comment to the parser) ends the script before it,
+        # when text that is no comment follows it ("* needs-triage" even parses, as a starred
+        # expression, and fails only when run).
+        heading = next((k for k in nonblank if _TEMPLATE_HEADING_RE.match(body[k])), -1)
+        if heading > 0 and any(not body[k].lstrip().startswith("#") for k in nonblank
+                               if k > heading) and parse_py("\n".join(body[:heading])) is not None:
+            last = heading
+        elif parse_py(tok.content) is not None or not HEADING_RE.match(body[last]):
             continue
-        if not HEADING_RE.match(body[last]):
-            # A fence left open to the end of the text: the template's next heading ("###
-            # Environment", a Python comment to the parser) ends the script before it.
-            last = next((k for k in nonblank if _TEMPLATE_HEADING_RE.match(body[k])), -1)
-            if last <= 0 or parse_py("\n".join(body[:last])) is None:
-                continue
         insert_at = start + 1 + last
         if insert_at >= end:
             continue

@@ -37,7 +37,10 @@ _EXPECTED_WORDS_RE = Pattern(
 
 
 _LABEL_RE = Pattern(r"^\s*(?:actual(?: output| result| behaviou?r)?|output|result|i get|got|tvm)"
-                    r"\b[^:\n]{0,40}:\s*$", re.I)
+                    r"\b[^:\n]{0,40}:\s*$"
+                    # ("# output" as a comment under the script, colon or not)
+                    r"|^\s*#+\s*(?:the |my )?(?:output|outputs|result|results|prints|it prints)\s*:?\s*$",
+                    re.I)
 
 
 def shown_in_block_tail(text: str, script: str) -> str:

@@ -263,7 +263,7 @@ def strip_prompts(lines: list[str]) -> str | None:
             shown.add(typed)
     if not seen:
         return None
-    return _displayed("\n".join(out), shown)
+    return displayed("\n".join(out), shown)
 
 
 def session_output(text: str) -> str:
@@ -289,7 +289,7 @@ def session_output(text: str) -> str:
     return "\n".join(out)
 
 
-def _displayed(script: str, shown: set[int]) -> str:
+def displayed(script: str, shown: set[int]) -> str:
     """The interactive interpreter prints the value of an expression typed at its prompt; a
     script does not. An expression statement on one line whose value the session shows
     (``>>> vm["main"](x).numpy()`` then ``array(-112, dtype=int8)``) becomes
@@ -332,6 +332,12 @@ def cut_at_output(code: str) -> str | None:
     """The code before the output pasted after it in the same block (a traceback, a log)."""
     lines = code.split("\n")
     for k, ln in enumerate(lines):
+        if k and OUTPUT_COMMENT_RE.match(ln):
+            # "# output" then what it printed: the code is what comes above the comment
+            head = "\n".join(lines[:k]).rstrip()
+            tree = parse_py(head)
+            if tree is not None and does_something(tree):
+                return head
         if k and (
             OUTPUT_LINE_RE.match(ln)
             or ERROR_LINE_RE.match(ln)
@@ -354,6 +360,10 @@ def cut_at_output(code: str) -> str | None:
 
 
 _OUTPUT_LABEL_RE = lazyre.compile(r"^[A-Za-z][\w '-]{0,40}:\s*$")
+# A comment line that labels what follows as the run's output: "# output", "# prints:", "# result"
+OUTPUT_COMMENT_RE = lazyre.compile(
+    r"^\s*#+\s*(?:(?:the |my )?(?:output|outputs|result|results|printed|prints|it prints|got|i get|"
+    r"actual(?: output| result)?)|output is)\s*:?\s*$", re.IGNORECASE)
 _BLOCK_OPENER_RE = lazyre.compile(
     r"^\s*(?:def|class|if|elif|else|for|while|with|try|except|finally|async|match|case)\b")
 

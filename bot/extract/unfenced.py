@@ -44,6 +44,7 @@ from bot.extract.patterns import (
 from bot.extract.pysyntax import (
     bound_names,
     dedent,
+    displayed,
     does_something,
     free_names,
     has_import,
@@ -215,6 +216,7 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
     failed = False
     in_output = False
     earlier: list[str] | None = None  # a finished session that showed no error
+    shown: set[int] = set()  # lines of ``stmts`` whose value the session shows below them
     for k, ln in enumerate(lines[first:], start=first):
         typed = _typed(ln)
         c = _continued(ln) if pending and not in_output else None
@@ -229,7 +231,7 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
                 # shows the failure is the repro, else the first one.
                 if earlier is None:
                     earlier = stmts
-                stmts, pending = [], []
+                stmts, pending, shown = [], [], set()
             continue
         if c is not None:
             pending.append(c)
@@ -239,12 +241,14 @@ def unfenced_session(lines: list[str]) -> tuple[int, str] | None:
                 break
             continue
         # Printed output (or prose after the session).
+        if not in_output and pending and not failed and not is_error_output(ln):
+            shown.add(len(stmts) + len(pending) - 1)  # (the value of the line typed above)
         failed = failed or is_error_output(ln)
         in_output = True
     stmts.extend(pending)
     if not failed and earlier:
-        stmts = earlier
-    code = dedent("\n".join(stmts).translate(SMART))
+        stmts, shown = earlier, set()
+    code = displayed(dedent("\n".join(stmts).translate(SMART)), shown)
     tree = parse_py(code)
     if tree is None or not does_something(tree):
         return None

@@ -1245,8 +1245,8 @@ def _classify_error(
                 return _api_mismatch(err, f"{mod}.{attr}", ev)
         om = OBJECT_ATTR_RE.search(text)
         if om:
-            owner = (om.group(1) or om.group(2) or "").rsplit(".", 1)[-1]
-            change = lookup_member(owner, om.group(3))
+            owner = (om.group(1) or om.group(2) or om.group(3) or "").rsplit(".", 1)[-1]
+            change = lookup_member(owner, om.group(4))
             if change is not None:
                 return Classification(
                     Outcome.API_MISMATCH,

@@ -182,7 +182,9 @@ REMOVED_FORM_RE = lazyre.compile(
 # A target's name given as a device (``tvm.device("llvm", 0)``): older TVM took it for the CPU.
 TARGET_AS_DEVICE_RE = lazyre.compile(r"\bUnknown device:? '?(?:llvm|c|stackvm)'?(?![\w-])")
 OBJECT_ATTR_RE = lazyre.compile(
-    r"(?:'([\w.]+)' object|type object '([\w.]+)') has no attribute '([^']+)'"
+    # (a runtime Module says it its own way: "Module has no function 'get_source'")
+    r"(?:'([\w.]+)' object|type object '([\w.]+)'|\b(Module|Executable)) has no "
+    r"(?:attribute|function) '([^']+)'"
 )
 _SHARED_LIB_MSG = ": cannot open shared object file"
 _SHARED_LIB_NAME_RE = lazyre.compile(r"[\w.+\-]+\.so[\w.]*$")

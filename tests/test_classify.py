@@ -1758,3 +1758,18 @@ def test_an_assert_naming_cuda_is_a_check_of_what_was_built_not_a_missing_gpu() 
         "AssertionError: no device module generated for target cuda\n"))
     got = classify(run, script=script, needs=("cuda",), environment=NO_GPU)
     assert got.outcome == Outcome.WRONG_RESULT, got
+
+
+@pytest.mark.parametrize(("func", "replacement"), [
+    ("get_source", "inspect_source"),
+    ("imported_modules", "imports"),
+])
+def test_a_runtime_module_function_another_tvm_had(func: str, replacement: str) -> None:
+    # a runtime Module says "has no function", not "has no attribute"
+    run = _run(stderr_tail=(
+        'Traceback (most recent call last):\n  File "/w/repro.py", line 5, in <module>\n'
+        f"    print(lib.mod.{func}())\n"
+        f"AttributeError: Module has no function '{func}'\n"))
+    cls = classify(run, script=f"import tvm\nprint(lib.mod.{func}())\n")
+    assert cls.outcome == Outcome.API_MISMATCH
+    assert replacement in cls.detail

@@ -894,6 +894,8 @@ def _error_in_prose(lines: list[_Line]) -> Reported | None:
     for ln in _body_first(lines):
         text = ln.text.replace("*", "").replace("`", "")
         m = _BARE_NO_MODULE_RE.search(text)
+        if m and re.search(r"Warning:\s*$", text[:m.start()]):
+            continue  # ("UserWarning: No module named 'pygments'": a warning, the run goes on)
         if m and not _ERROR_IN_PROSE_RE.search(text):
             return _error_line([_Line(f"ModuleNotFoundError: {m.group(0)}", "body")])
     return None

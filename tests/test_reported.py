@@ -1519,3 +1519,12 @@ def test_an_error_message_on_the_line_after_error_colon() -> None:
                                author="alice"), REPRO)
     assert got is not None and got.outcome == Outcome.TVM_ERROR
     assert got.signature.startswith("Invoking function main expects 2 arguments")
+
+
+def test_a_warning_about_a_missing_optional_module_is_no_missing_dependency() -> None:
+    text = ("Before the script is printed I always get this warning:\n\n```\n"
+            "/x/tvm/script/highlight.py:233: UserWarning: No module named 'pygments'\n"
+            "To print highlighted TVM script, please install Pygments>=2.4.0\n```\n")
+    got = parse_reported(Issue(title="mod.show() prints a UserWarning", body=body(text),
+                               author="alice"), REPRO)
+    assert got is None or got.outcome != Outcome.MISSING_DEPENDENCY, got

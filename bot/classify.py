@@ -391,8 +391,8 @@ def account_for_shown_output(
     want = [ln for ln in (_squash_ws(x) for x in shown.split("\n"))
             if ln and not ln.startswith(("$ ", ">>> ", "# ")) and not _LOG_LINE_RE.match(ln)
             and ln.strip(" .…[]") != ""]  # (and not "..." standing for lines left out)
-    if not want or len(want) > 40 or not any(ch.isdigit() for ln in want for ch in ln):
-        return cls
+    if not want or len(want) > 40 or not any(_ATOM_RE.search(ln) for ln in want):
+        return cls  # (values: numbers, nan/inf, True/False -- not words alone)
     got = iter(_squash_ws(x) for x in run.stdout_tail.split("\n"))
     if not all(any(_same_printed(g, w) for g in got) for w in want) and not _same_numbers(
             run.stdout_tail, want):  # in order, each line whole; else the same numbers in order
@@ -818,6 +818,20 @@ def classify(
 # Not a repro: a fragment of a longer program, or imports and nothing else (bot.fragments).
 
 
+def _read_before_bound_names(script: str) -> tuple[str, ...]:
+    """The module-level names whose first binding statement reads them first (``mod =
+    seq(mod)`` with no ``mod`` above)."""
+    tree = _tree(script)
+    if tree is None:
+        return ()
+    names: list[str] = []
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name) and t.id not in names]
+    return tuple(n for n in names[:50] if read_before_bound(script, n))
+
+
 def _fragment(names: tuple[str, ...], signature: str, evidence: tuple[str, ...]) -> Classification:
     return Classification(
         Outcome.NO_REPRO, signature=signature, detail=fragment_reason(names), evidence=evidence
@@ -930,8 +944,10 @@ def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | N
             # A forgotten ``import tvm`` stopped it first, but the script also reads names it
             # never defines (``mod``, ``onnx_model``): a fragment all the same.
             u = unbound_names(script)
-            if u.sure and u.module_level:
-                return _fragment(u.module_level, normalize_paths(e.header),
+            # (or reads one before the statement that binds it: ``mod = seq(mod)``)
+            first_read = _read_before_bound_names(script)
+            if u.sure and (u.module_level or first_read):
+                return _fragment(u.module_level or first_read, normalize_paths(e.header),
                                  (normalize_paths(e.header),))
         if e.short_type == "SyntaxError":
             om = OUTSIDE_FUNCTION_RE.search(e.text)

@@ -389,6 +389,26 @@ def _read_before_bound(stmt: ast.stmt, bound_before: set[str]) -> list[str]:
             value.loads.append((stmt.target.id, True))  # ``x += 1`` reads x first
         return [n for n, top in value.loads
                 if top and n in targets.bound and n not in bound_before and not _known(n)]
+    if isinstance(stmt, ast.With | ast.If | ast.For | ast.While | ast.Try):
+        # (``with PassContext(): mod = seq(mod)``: the body runs at module level too)
+        seen = set(bound_before)
+        head: list[ast.AST] = []
+        if isinstance(stmt, ast.With):
+            head = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+        elif isinstance(stmt, ast.For):
+            head = [stmt.target]
+        for h in head:
+            sc = _Scan()
+            sc.visit(h)
+            seen |= sc.bound
+        inner = [*stmt.body, *getattr(stmt, "orelse", []), *getattr(stmt, "finalbody", [])]
+        for sub in inner[:200]:
+            got = _read_before_bound(sub, seen)
+            if got:
+                return got
+            sc = _Scan()
+            sc.visit(sub)
+            seen |= sc.bound
     return []
 
 

@@ -436,7 +436,7 @@ REPORTED_WRONG_RE = lazyre.compile(
     r" (?:numerical )?errors?\b(?! (?:message|is raised|was raised))"
     r"|\bm[ue]ssy\b"
     r"|(?:not|cannot|can't|isn't|aren't|fails? to)\b[^.]{0,60}\bcorrectly\b"
-    r"|\binconsisten(?:t|cy)\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
+    r"|\binconsisten(?:t|cy)\b|\bdisagree(?:s|d)? with\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
     r"|\b(?:result|output|value)s?\b[^.]{0,30}\bdiffer"
     # "gives random number, different every run", "trash values"
     r"|\b(?:random|arbitrary|trash|junk|uninitiali[sz]ed) (?:big |large |huge |tiny )?"

@@ -1773,3 +1773,15 @@ def test_a_runtime_module_function_another_tvm_had(func: str, replacement: str) 
     cls = classify(run, script=f"import tvm\nprint(lib.mod.{func}())\n")
     assert cls.outcome == Outcome.API_MISMATCH
     assert replacement in cls.detail
+
+
+def test_shown_booleans_printed_the_same_are_the_same_wrong_result() -> None:
+    from bot.classify import account_for_shown_output
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="True\nFalse\n")
+    said = Reported(Outcome.WRONG_RESULT, "structural_hash disagrees with structural_equal")
+    assert account_for_shown_output(classify(run), run, "True\nFalse", said).outcome == \
+        Outcome.WRONG_RESULT
+    # words alone are no value to compare
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="done\n")
+    assert account_for_shown_output(classify(run), run, "done", said).outcome == Outcome.PASSED

@@ -3034,3 +3034,26 @@ def test_an_unfenced_session_prints_the_values_it_shows() -> None:
     """
     r = extract_repro(issue(body))
     assert r.script.rstrip().endswith("print(repr(np.max(x)))")
+
+
+def test_prints_colon_and_the_line_after_an_unfenced_script() -> None:
+    body = """\
+    import numpy as np
+    x = np.array([100, 100, 100, -5], "int8")
+    print("tvm", x.sum())
+
+    prints: tvm 39 numpy 295
+
+    I expected 295.
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shown_output == "tvm 39 numpy 295"
+
+
+def test_the_authors_rewrite_with_create_prim_func_is_the_port() -> None:
+    body = f"{F}python\nimport tvm\nfrom tvm import te\ns = te.create_schedule(None)\n{F}\n\nWrong values."
+    port = (f"Tried with 0.27. `create_schedule` does not exist anymore so I rewrote it with "
+            f"`create_prim_func` + `tvm.compile` as in the docs:\n\n{F}python\nimport tvm\n"
+            f"from tvm import te\nprint(te.create_prim_func)\n{F}\n")
+    r = extract_repro(issue(body, ("alice", port)))
+    assert r.blocks == ("comment1#0",)

@@ -243,3 +243,17 @@ def test_fragment_at_start(script: str, names: tuple[str, ...]) -> None:
 ])
 def test_names_only_functions_bind(script: str, name: str, only: bool) -> None:
     assert bound_only_in_functions(script, name) is only
+
+
+@pytest.mark.parametrize(("script", "name", "fragment"), [
+    # the body of a `with` runs at module level: `mod = seq(mod)` reads mod before binding it
+    ("import tvm\nseq = tvm.transform.Sequential([])\nwith tvm.transform.PassContext():\n"
+     "    mod = seq(mod)\n", "mod", True),
+    # bound by the `with ... as` header first
+    ("import tvm\nwith open('f') as mod:\n    mod = len(mod)\n", "mod", False),
+])
+def test_a_name_read_before_bound_inside_a_with_block(script: str, name: str,
+                                                       fragment: bool) -> None:
+    from bot.fragments import read_before_bound
+
+    assert read_before_bound(script, name) is fragment

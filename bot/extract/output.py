@@ -174,6 +174,10 @@ def printed_in_prose(text: str) -> str:
     return m.group(1)
 
 
+# The label and the printed line in one: "prints: tvm 39 numpy 295", "Output: [1. 0.]".
+_INLINE_OUTPUT_RE = Pattern(
+    r"^\s*(?:(?:it|this|the script)\s+)?(?:prints?|printed|outputs?|output|result|gives?|gave|got|"
+    r"i get)\s*:\s*(\S[^\n]{0,300})$", re.I)
 # An intro line of its own with no colon: "it prints", "and the output is", "I get".
 _BARE_INTRO_RE = Pattern(
     r"^(?:(?:and|then|which|here)\s+)?(?:(?:it|this|that|the (?:script|code|program))\s+"
@@ -193,6 +197,9 @@ def shown_after_unfenced(text: str, script: str) -> str:
         return ""
     rest = iter(lines[at + 1:])
     intro = next((ln for ln in rest if ln.strip()), "")
+    inline = _INLINE_OUTPUT_RE.match(intro)
+    if inline and any(ch.isdigit() for ch in inline.group(1)):
+        return inline.group(1).strip()[:MAX_SHOWN]  # "prints: tvm 39 numpy 295"
     if not intro.rstrip().endswith(":") and not _BARE_INTRO_RE.match(intro.strip()):
         # "it prints [0. 3. 6. 6.] but should be [0. 3. 6. nan]": one value, in the words
         return printed_in_prose("\n".join(lines[at + 1: at + 1 + _PROSE_LINES]))

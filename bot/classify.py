@@ -391,8 +391,9 @@ def account_for_shown_output(
     want = [ln for ln in (_squash_ws(x) for x in shown.split("\n"))
             if ln and not ln.startswith(("$ ", ">>> ", "# ")) and not _LOG_LINE_RE.match(ln)
             and ln.strip(" .…[]") != ""]  # (and not "..." standing for lines left out)
-    if not want or len(want) > 40 or not any(_ATOM_RE.search(ln) for ln in want):
-        return cls  # (values: numbers, nan/inf, True/False -- not words alone)
+    if not want or len(want) > 40 or not any(
+            any(ch.isdigit() for ch in ln) or _ATOM_RE.search(ln) for ln in want):
+        return cls  # (values: a digit somewhere, or nan/inf, True/False -- not words alone)
     got = iter(_squash_ws(x) for x in run.stdout_tail.split("\n"))
     if not all(any(_same_printed(g, w) for g in got) for w in want) and not _same_numbers(
             run.stdout_tail, want):  # in order, each line whole; else the same numbers in order

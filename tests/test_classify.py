@@ -1785,3 +1785,12 @@ def test_shown_booleans_printed_the_same_are_the_same_wrong_result() -> None:
     # words alone are no value to compare
     run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="done\n")
     assert account_for_shown_output(classify(run), run, "done", said).outcome == Outcome.PASSED
+
+
+def test_shown_dtype_lines_with_digits_still_count() -> None:
+    from bot.classify import account_for_shown_output
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="object\n()\nfloat32\n")
+    said = Reported(Outcome.WRONG_RESULT, "asarray returns an object array")
+    assert account_for_shown_output(classify(run), run, "object\n()\nfloat32", said).outcome == \
+        Outcome.WRONG_RESULT

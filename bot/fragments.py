@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 
 from bot import lazyre
 from bot.records import record
@@ -333,6 +334,7 @@ def read_before_bound(script: str, name: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=16)
 def fragment_at_start(script: str) -> tuple[str, ...]:
     """The never-bound names a script reads before it runs anything: the first module-level
     statement that reads one comes before any statement that calls something (only imports,

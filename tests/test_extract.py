@@ -2912,24 +2912,29 @@ def test_a_port_the_porter_says_works_is_not_the_repro() -> None:
 
 # ------------------------------------------------------------- output shown in more places
 
+# One session over two blocks, the first one introduced by {intro}.
+TWO_SESSIONS = f"""\
+{{intro}}
+
+{F}
+>>> import tvm
+>>> from tvm import tirx
+>>> tirx.const(2147483647, "int64") + tirx.const(1, "int64")
+T.int64(2147483648)
+{F}
+
+but in int32 it wraps:
+
+{F}
+>>> print(tirx.const(2147483647, "int32") + tirx.const(1, "int32"))
+-2147483648
+{F}
+"""
+
+
 def test_a_session_over_two_blocks_shows_what_it_printed() -> None:
-    body = f"""\
-    {F}
-    >>> import tvm
-    >>> from tvm import tirx
-    >>> tirx.const(1, "int64") + tirx.const(1, "int64")
-    T.int64(2)
-    {F}
-
-    but in int32 it wraps:
-
-    {F}
-    >>> print(tirx.const(2147483647, "int32") + tirx.const(1, "int32"))
-    -2147483648
-    {F}
-    """
-    r = extract_repro(issue(body))
-    assert r.shown_output.split("\n") == ["T.int64(2)", "-2147483648"]
+    r = extract_repro(issue(TWO_SESSIONS.format(intro="Constant folding:")))
+    assert r.shown_output.split("\n") == ["T.int64(2147483648)", "-2147483648"]
 
 
 def test_what_a_python_dash_c_command_printed_below_it() -> None:
@@ -2964,24 +2969,7 @@ def test_it_prints_on_its_own_line_after_an_unfenced_script() -> None:
 
 
 def test_a_session_block_after_the_working_one_borrows_only_its_imports() -> None:
-    body = f"""\
-    In int64 the result is ok:
-
-    {F}
-    >>> import tvm
-    >>> from tvm import tirx
-    >>> tirx.const(2147483647, "int64") + tirx.const(1, "int64")
-    T.int64(2147483648)
-    {F}
-
-    but in int32 it wraps:
-
-    {F}
-    >>> print(tirx.const(2147483647, "int32") + tirx.const(1, "int32"))
-    -2147483648
-    {F}
-    """
-    r = extract_repro(issue(body))
+    r = extract_repro(issue(TWO_SESSIONS.format(intro="In int64 the result is ok:")))
     assert_script(r, """\
     import tvm
     from tvm import tirx

@@ -15,8 +15,8 @@ import ast
 import re
 
 from bot.extract.markdown import Block, Source, last_paragraph
-from bot.extract.patterns import PY_TAGS, Pattern
-from bot.extract.pysyntax import is_error_output, parse_py
+from bot.extract.patterns import PY_DASH_C_RE, PY_TAGS, Pattern
+from bot.extract.pysyntax import OUTPUT_COMMENT_RE, is_error_output, parse_py
 
 # At most this much of the shown output is kept (it is compared line by line with a run's).
 MAX_SHOWN = 4000
@@ -37,10 +37,13 @@ _EXPECTED_WORDS_RE = Pattern(
 
 
 _LABEL_RE = Pattern(r"^\s*(?:actual(?: output| result| behaviou?r)?|output|result|i get|got|tvm)"
-                    r"\b[^:\n]{0,40}:\s*$"
-                    # ("# output" as a comment under the script, colon or not)
-                    r"|^\s*#+\s*(?:the |my )?(?:output|outputs|result|results|prints|it prints)\s*:?\s*$",
-                    re.I)
+                    r"\b[^:\n]{0,40}:\s*$", re.I)
+
+
+def _is_label(line: str) -> bool:
+    """"Actual:", "Output:" -- or "# output" as a comment under the script (``OUTPUT_COMMENT_RE``,
+    the same words that end the script in :func:`bot.extract.pysyntax.cut_at_output`)."""
+    return bool(_LABEL_RE.search(line) or OUTPUT_COMMENT_RE.match(line))
 
 
 def shown_in_block_tail(text: str, script: str) -> str:
@@ -53,7 +56,7 @@ def shown_in_block_tail(text: str, script: str) -> str:
         return ""
     rest = lines[at + 1: at + 1 + 60]
     k = next((i for i, ln in enumerate(rest) if ln.strip()), None)
-    if k is None or not _LABEL_RE.search(rest[k]) or _EXPECTED_WORDS_RE.search(rest[k]):
+    if k is None or not _is_label(rest[k]) or _EXPECTED_WORDS_RE.search(rest[k]):
         return ""
     shown: list[str] = []
     for ln in rest[k + 1:]:
@@ -116,17 +119,15 @@ def console_run_output(text: str) -> str:
     if not any(ch.isdigit() for ch in out) or "Traceback" in out or _is_program(out):
         return ""
     return out
-# ``python -c '...'`` (any options before ``-c``), then the quoted code.
-_DASH_C_RE = Pattern(r"\bpython[\d.]*(?:\s+-[A-Za-z]+)*\s+-c\s+(['\"])")
 
 
 def dash_c_output(text: str) -> str:
     """What a console block shows a ``python -c '...'`` command printing: the lines after the
     line its quoted code closes on (with a digit in them, up to the next prompt), or ""."""
-    m = _DASH_C_RE.search(text)
-    if m is None:
+    m = PY_DASH_C_RE.search(text)  # (the same ``python -c`` the extraction reads)
+    if m is None or text[m.end():m.end() + 1] not in ("'", '"'):
         return ""
-    quote, k = m.group(1), m.end()
+    quote, k = text[m.end()], m.end() + 1
     while True:
         k = text.find(quote, k)
         if k < 0:

@@ -41,6 +41,7 @@ from bot.fragments import (
 )
 from bot.models import Classification, Outcome, Reported, RunResult
 from bot.needs import GPU_DEVICES
+from bot.printed import ATOM_RE, printed_chunks, printed_pair_differs, same_atoms
 from bot.records import replace
 from bot.tracebacks import (
     LOOSE_HEADER_RE,
@@ -390,9 +391,10 @@ def account_for_shown_output(
         return cls
     want = [ln for ln in (_squash_ws(x) for x in shown.split("\n"))
             if ln and not ln.startswith(("$ ", ">>> ", "# ")) and not _LOG_LINE_RE.match(ln)
-            and ln.strip(" .…[]") != ""]  # (and not "..." standing for lines left out)
+            and ln.strip(" .…[]") != ""  # (and not "..." standing for lines left out,
+            and not (("..." in ln or "…" in ln) and not ATOM_RE.search(ln))]  # or for a cut)
     if not want or len(want) > 40 or not any(
-            any(ch.isdigit() for ch in ln) or _ATOM_RE.search(ln) for ln in want):
+            any(ch.isdigit() for ch in ln) or ATOM_RE.search(ln) for ln in want):
         return cls  # (values: a digit somewhere, or nan/inf, True/False -- not words alone)
     got = iter(_squash_ws(x) for x in run.stdout_tail.split("\n"))
     if not all(any(_same_printed(g, w) for g in got) for w in want) and not _same_numbers(
@@ -477,7 +479,7 @@ def account_for_printed_check(
         if hit:
             return _printed_wrong(hit, "The script's own comparison of the result printed "
                                   "False (it prints the check instead of asserting it).")
-    pair = _printed_pair_differs(lines) or _last_prints_differ(script, run.stdout_tail)
+    pair = printed_pair_differs(lines) or _last_prints_differ(script, run.stdout_tail)
     if pair:
         return _printed_wrong(pair, "The script printed TVM's result next to the reference's "
                               "(numpy, torch), and the two differ.")
@@ -510,33 +512,13 @@ def _last_prints_differ(script: str, stdout: str) -> str:
     if not re.match(r"(?:np|numpy)\.\w+\(", ref_src) or not re.search(
             r"\.(?:numpy|asnumpy)\(\)", tvm_src):
         return ""
-    chunks = [c for c in _printed_chunks(stdout.rstrip("\n").split("\n")[-200:]) if c.strip()]
+    chunks = [c for c in printed_chunks(stdout.rstrip("\n").split("\n")[-200:]) if c.strip()]
     if len(chunks) < 2:
         return ""
-    got, want = _ATOM_RE.findall(chunks[-2]), _ATOM_RE.findall(chunks[-1])
-    if not got or not want or _same_atoms(got, want):
+    got, want = ATOM_RE.findall(chunks[-2]), ATOM_RE.findall(chunks[-1])
+    if not got or not want or same_atoms(got, want):
         return ""
     return chunks[-2]
-
-
-# A printed line labelled as TVM's result or as the reference's: "tvm  : [2]", "numpy: 1".
-_TVM_LABEL_RE = lazyre.compile(r"^(?:tvm|relax|tir|tirx|te|ours?|compiled|vm|tvm result|tvm out(?:put)?)"
-                               r"\s*[:=]\s*(\S.{0,300})$", re.IGNORECASE)
-_REF_LABEL_RE = lazyre.compile(r"^(?:numpy|np|torch|pytorch|onnx ?runtime|ort|ref(?:erence)?|expected)"
-                               r"\s*[:=]\s*(\S.{0,300})$", re.IGNORECASE)
-
-
-def _printed_pair_differs(lines: list[str]) -> str:
-    """One line with TVM's value and one with the reference's, each under its label and with
-    numbers in it, whose values differ: the TVM line, else ""."""
-    tvm = [(ln, m.group(1)) for ln in lines for m in (_TVM_LABEL_RE.match(ln),) if m]
-    ref = [m.group(1) for ln in lines for m in (_REF_LABEL_RE.match(ln),) if m]
-    if len(tvm) != 1 or len(ref) != 1:
-        return ""
-    got, want = _ATOM_RE.findall(tvm[0][1]), _ATOM_RE.findall(ref[0])
-    if not got or not want or _same_atoms(got, want):
-        return ""
-    return tvm[0][0]
 
 
 # What makes a script's own output differ between runs: random inputs, clocks, addresses.
@@ -610,32 +592,24 @@ def account_for_caught_error(
 _NUMBER_RE = lazyre.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
-# The atoms of a printed value: numbers, nan, inf and booleans, in order (``[ 0. nan  2.]`` and
-# ``[0.0, nan, 2.0]`` are the same value).
-_ATOM_RE = lazyre.compile(
-    r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])|(?<!\w)[-+]?(?:nan|inf)\b"
-    r"|\b(?:True|False)\b"
-)
-
-
 def _printed_value(stdout: str, values: tuple[str, ...]) -> str:
     """The first printed line whose value is one of ``values`` (the reporter's quoted wrong
     result): the same atoms in the same order, numbers equal to the precision the reporter
     wrote them (``0.333`` is ``0.33333334``). A line may carry a label before the value
     ("TVM  : [ 0. nan  2.]"), not other numbers."""
-    wants = [w for w in (_ATOM_RE.findall(v) for v in values) if w]
+    wants = [w for w in (ATOM_RE.findall(v) for v in values) if w]
     if not wants:
         return ""
-    for line in _printed_chunks(stdout.split("\n")[-400:]):
-        got = _ATOM_RE.findall(line)
-        if got and any(_same_atoms(got, w) for w in wants):
+    for line in printed_chunks(stdout.split("\n")[-400:]):
+        got = ATOM_RE.findall(line)
+        if got and any(same_atoms(got, w) for w in wants):
             return " ".join(line.split())
     # One distinctive number the report says TVM printed ("the second value prints
     # -3.4028235e+38 and not -inf"): that number among a printed line's values.
     rare = [w[0] for w in wants if len(w) == 1 and _distinctive(w[0])]
-    for line in _printed_chunks(stdout.split("\n")[-400:]) if rare else ():
-        got = _ATOM_RE.findall(line)
-        if any(_same_atoms([g], [r]) for g in got for r in rare):
+    for line in printed_chunks(stdout.split("\n")[-400:]) if rare else ():
+        got = ATOM_RE.findall(line)
+        if any(same_atoms([g], [r]) for g in got for r in rare):
             return " ".join(line.split())
     return ""
 
@@ -644,45 +618,6 @@ def _distinctive(atom: str) -> bool:
     """A number no run prints by chance: seven significant digits or more (``-3.4028235e+38``,
     ``0.33333334``), not ``1``, ``0.5`` or ``nan``."""
     return sum(ch.isdigit() for ch in atom.lower().split("e")[0].lstrip("-+0.")) >= 7
-
-
-def _printed_chunks(lines: list[str]) -> list[str]:
-    """The printed lines, with an array numpy spread over several lines (``[[2. 2. 2.]`` then
-    `` [2. 2. 2.]]``) joined into one."""
-    out: list[str] = []
-    k = 0
-    while k < len(lines):
-        line = lines[k]
-        depth = line.count("[") - line.count("]")
-        j = k
-        while depth > 0 and j + 1 < len(lines) and j - k < 50:
-            j += 1
-            line += " " + lines[j]
-            depth += lines[j].count("[") - lines[j].count("]")
-        out.append(line if depth == 0 else lines[k])
-        k = j + 1 if depth == 0 else k + 1
-    return out
-
-
-def _same_atoms(got: list[str], want: list[str]) -> bool:
-    if len(got) != len(want):
-        return False
-    for a, b in zip(got, want, strict=True):
-        if a == b:
-            continue
-        if a in ("True", "False") or b in ("True", "False"):
-            return False
-        x, y = float(a), float(b)
-        if x != x or y != y:  # nan against nan: same when both are
-            if not (x != x and y != y):
-                return False
-            continue
-        if x in (float("inf"), float("-inf")) or y in (float("inf"), float("-inf")):
-            return False  # (a == b would have matched above; no tolerance makes inf near 1e-7)
-        decimals = len(b.split(".", 1)[1]) if "." in b and "e" not in b.lower() else 6
-        if abs(x - y) > max(0.5 * 10.0 ** -decimals, 1e-6 * max(abs(x), abs(y))):
-            return False
-    return True
 
 
 # numpy 2 prints a scalar's repr with its type (``np.int64(400)``), numpy 1 as ``400``.
@@ -715,16 +650,16 @@ def _same_numbers(stdout: str, want: list[str]) -> bool:
     """The numbers (and nan/inf) of the shown lines ``want`` appear in this order, one after
     the other, in the run's output: the same array printed at another line width ("[[-3.4e+38
     0. 2.]" wrapped after four numbers here, after five in the report)."""
-    want_atoms = [a for ln in want for a in _ATOM_RE.findall(ln)
+    want_atoms = [a for ln in want for a in ATOM_RE.findall(ln)
                   if a not in ("True", "False")][:100]
     if len(want_atoms) < _MIN_ATOMS:
         return False
-    got_atoms = [a for a in _ATOM_RE.findall(stdout[-400_000:]) if a not in ("True", "False")]
+    got_atoms = [a for a in ATOM_RE.findall(stdout[-400_000:]) if a not in ("True", "False")]
     got_atoms = got_atoms[-_MAX_ATOMS:]
     n = len(want_atoms)
     for k in range(len(got_atoms) - n + 1):
-        if (got_atoms[k] == want_atoms[0] or _same_atoms([got_atoms[k]], [want_atoms[0]])) \
-                and _same_atoms(got_atoms[k:k + n], want_atoms):
+        if (got_atoms[k] == want_atoms[0] or same_atoms([got_atoms[k]], [want_atoms[0]])) \
+                and same_atoms(got_atoms[k:k + n], want_atoms):
             return True
     return False
 
@@ -897,13 +832,21 @@ def _compiled_before(script: str, err: PyError) -> bool:
                 text = "\n".join(lines[stmt.lineno - 1: stmt.end_lineno or stmt.lineno])
                 if _COMPILES_RE.search(text):
                     return True
+    def source(node: ast.stmt) -> str:
+        return "\n".join(lines[node.lineno - 1: node.end_lineno or node.lineno])
+
+    # the script's own functions that build or run the program (`def run(opt_level): ...
+    # tvm.compile(...)`): a module-level call to one of them counts as the build
+    builders = {f.name for f in tree.body
+                if isinstance(f, ast.FunctionDef) and _COMPILES_RE.search(source(f))}
     for stmt in tree.body:
         if stmt.lineno >= line:
             return False
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
-        text = "\n".join(lines[stmt.lineno - 1: stmt.end_lineno or stmt.lineno])
-        if _COMPILES_RE.search(text):
+        if _COMPILES_RE.search(source(stmt)) or any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in builders
+                for n in ast.walk(stmt)):
             return True
     return False
 

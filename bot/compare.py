@@ -234,9 +234,12 @@ def _complains_of_this_refusal(reported: Reported | None, cls: Classification) -
     """The run hits an API TVM dropped on purpose, as an error TVM raises ("ValueError: Unknown
     device: llvm": a target's name no longer taken as a device), and that error is what the
     report is about: the run shows what the reporter complains of. A stale import or attribute
-    stays inconclusive (the script is out of date, whatever the report says)."""
+    stays inconclusive (the script is out of date, whatever the report says). So with a device
+    or codegen missing from the build ("Cannot find global function target.build.vulkan" from
+    the pip wheel) when that missing piece is what the report is about: the worker's build
+    lacks it too."""
     return (
-        cls.outcome == Outcome.API_MISMATCH and reported is not None
+        cls.outcome in (Outcome.API_MISMATCH, Outcome.NEEDS_GPU) and reported is not None
         and (reported.outcome in TVM_SIDE or reported.outcome == Outcome.API_MISMATCH)
         and bool(cls.signature)
         and not _MISSING_NAME_RE.match(cls.signature)

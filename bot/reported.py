@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable
 
 from bot import lazyre
 from bot.models import Issue, Outcome, Reported, Repro
+from bot.printed import printed_chunks, printed_pair_differs
 from bot.records import record, replace
 from bot.tracebacks import (
     cpp_frames,
@@ -280,6 +281,19 @@ def _output_should_not_hold(repro: Repro) -> Callable[[list[_Line]], Reported | 
     return finder
 
 
+def _shown_pair_differs(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """The output the reporter shows their script printing has TVM's value and the
+    reference's, each under its label, and they differ ("tvm count: [ True  True]" above
+    "expected : [4 1]"): a wrong result, with no word needed."""
+
+    def finder(lines: list[_Line]) -> Reported | None:
+        shown = [ln.strip() for ln in printed_chunks(repro.shown_output.split("\n"))]
+        line = printed_pair_differs(shown) if repro.shown_output else ""
+        return Reported(Outcome.WRONG_RESULT, signature=line, evidence=(line,)) if line else None
+
+    return finder
+
+
 def _negated(text: str, start: int) -> bool:
     return bool(NEGATION_RE.search(text[max(0, start - 40) : start]))
 
@@ -307,6 +321,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _assertion_named(repro),
         _loose_crash,
         _expected_vs_actual,
+        _shown_pair_differs(repro),
         _refusal_as_title,
     )
     retried = _retried_on_newer(lines)
@@ -422,7 +437,10 @@ def _shown_for_comparison(lines: list[_Line]) -> set[int]:
 _LOG_WARNING_RE = lazyre.compile(
     r"(?:^|[\]:>]\s?)\s*(?:Warning|WARNING|UserWarning):"
     # "I see the warning `Fast mode segfaults when ...`": the words of a quoted warning
-    r"|\bwarnings?\b[^.:`\"']{0,30}[:\"'`]\s*[^`\"']*$")
+    r"|\bwarnings?\b[^.:`\"']{0,30}[:\"'`]\s*[^`\"']*$"
+    # TVM's own advice from take/gather ("Fast mode segfaults when there are out-of-bounds
+    # indices"), quoted however the reporter introduces it
+    r"|\bFast mode\s*$")
 
 
 # A crash told as a side remark: "it sometimes segfaults (from our fuzzer logs, not reproducible

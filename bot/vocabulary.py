@@ -361,7 +361,9 @@ VARYING_OUTPUT_RE = lazyre.compile(
     r"|\b(?:garbage|random|uninitiali[sz]ed|junk)\b[^.\n]{0,20}\b(?:numbers?|values?|memory|data|outputs?"
     r"|floats?)\b"
     # "(3.8e-33 on my box, changes every run)"
-    r"|\b(?:changes?|changing|differs?|varies)\s+(?:on\s+|with\s+)?(?:each|every)\s+(?:run|time|execution|call)\b",
+    r"|\b(?:changes?|changing|differs?|varies)\s+(?:on\s+|with\s+)?(?:each|every)\s+(?:run|time|execution|call)\b"
+    # "(the second value changes between runs)", "differs across executions"
+    r"|\b(?:changes?|changing|differs?|varies|different)\s+(?:between|across)\s+(?:runs|executions|calls)\b",
     re.IGNORECASE,
 )
 # A float32 subnormal as numpy prints it (below 1.18e-38: e-39 .. e-45): the fingerprint of

@@ -1256,6 +1256,11 @@ _WRONG = Reported(Outcome.WRONG_RESULT, "should be 2.5 but returns 2")
         ("max: [3.084678e-41]\n", "max: [7.5 0.5]\n", _WRONG, Outcome.PASSED),
         # 1e-4 and 2e-30 are ordinary small numbers, not subnormals
         ("max: [1e-4 2e-30]\n", "max: [1.4e-45 2e-30]\n", _WRONG, Outcome.PASSED),
+        # a line the reporter cut short ("...") carries no value of its own: the rest is compared
+        ('metal\n{"kind":"llvm","keys":["arm_cpu"],"a":1,"mcpu":"apple-m2"}\n1024\n256\n',
+         'metal\n{"kind":"llvm",...,"mcpu":"apple-m2"}\n1024\n256', _WRONG, Outcome.WRONG_RESULT),
+        ('metal\n{"kind":"llvm","keys":["arm_cpu"],"a":1,"mcpu":"apple-m2"}\n1024\n1024\n',
+         'metal\n{"kind":"llvm",...,"mcpu":"apple-m2"}\n1024\n256', _WRONG, Outcome.PASSED),
     ],
 )
 def test_a_passing_run_that_prints_what_the_report_calls_wrong(
@@ -1503,6 +1508,17 @@ def test_a_slip_after_the_program_ran_is_the_scripts_own_error(tmp_path: Path) -
     run = real_run(script, tmp_path)
     cls = classify(run, script=textwrap.dedent(script))
     assert cls.outcome == Outcome.PYTHON_ERROR and "refs" in cls.signature, cls
+    # the build inside the script's own function, called before the slip (`res_3` for `res3`)
+    in_function = textwrap.dedent(script).replace(
+        'vm = relax.VirtualMachine(tvm.compile(Mod, target="llvm"), tvm.cpu())\n',
+        'def run():\n    vm = relax.VirtualMachine(tvm.compile(Mod, target="llvm"), tvm.cpu())\n'
+        '    return vm["main"](tvm.runtime.tensor(x)).numpy()\n').replace(
+        'out = vm["main"](tvm.runtime.tensor(x)).numpy()\n', 'res3 = run()\n').replace(
+        "np.abs(out - refs)", "np.abs(res_3 - ref)")
+    assert "def run" in in_function and "res_3" in in_function
+    run = real_run(in_function, tmp_path / "g")
+    cls = classify(run, script=in_function)
+    assert cls.outcome == Outcome.PYTHON_ERROR and "res_3" in cls.signature, cls
     # the same name used before anything was built is a fragment, as before
     fragment = "import tvm\nfrom tvm import relax\nex = tvm.compile(mod, target='llvm')\n"
     run = real_run(fragment, tmp_path / "f")

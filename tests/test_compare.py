@@ -169,6 +169,18 @@ TABLE = [
         obs(Oc.API_MISMATCH, "ValueError: Unknown device: llvm"),
         V.INCONCLUSIVE,
     ),
+    # the codegen the build lacks is what the report is about (the pip wheel has no vulkan)...
+    (
+        rep(Oc.TVM_ERROR, "ValueError: Cannot find global function target.build.vulkan"),
+        obs(Oc.NEEDS_GPU, "ValueError: Cannot find global function target.build.vulkan"),
+        V.REPRODUCED,
+    ),
+    # ...or only what stops this worker short of the reported failure on the device
+    (
+        rep(Oc.INTERNAL_ERROR, "Check failed: __e == VK_SUCCESS (-4 vs. 0) : Vulkan Error"),
+        obs(Oc.NEEDS_GPU, "ValueError: Cannot find global function target.build.vulkan"),
+        V.INCONCLUSIVE,
+    ),
     # a stale name stays inconclusive even when it is the reporter's complaint
     (
         rep(Oc.TVM_ERROR, "AttributeError: module 'tvm' has no attribute 'arith'"),

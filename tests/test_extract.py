@@ -1821,6 +1821,11 @@ def test_a_driver_block_introduced_with_but_after_what_works_is_joined() -> None
     ("The parser is fine. However, running it fails:\n", False),
     ("Running it like this works. The module is below:\n", True),
     ("It crashes here:\n", False),
+    # what works elsewhere is not this block
+    ("I count with `R.sum(x > 0)` (works like this in numpy / torch). In TVM the count is lost:\n",
+     False),
+    ("This works in numpy but not in TVM:\n", False),
+    ("Casting first (the workaround) works:\n", True),
 ])
 def test_a_block_is_offered_as_working_by_the_sentence_that_leads_into_it(
         intro: str, working: bool) -> None:
@@ -2950,15 +2955,16 @@ def test_what_a_python_dash_c_command_printed_below_it() -> None:
     assert r.found and r.shown_output == "-3"
 
 
-def test_it_prints_on_its_own_line_after_an_unfenced_script() -> None:
-    body = """\
+@pytest.mark.parametrize("intro", ["it prints", "prints", "Gives this", "I get"])
+def test_it_prints_on_its_own_line_after_an_unfenced_script(intro: str) -> None:
+    body = f"""\
     My script:
 
     import tvm
     from tvm import tirx
     print("expr:", tirx.const(2147483647, "int32") + 1)
 
-    it prints
+    {intro}
 
     expr: -2147483648
 
@@ -3045,3 +3051,26 @@ def test_the_authors_rewrite_with_create_prim_func_is_the_port() -> None:
             f"from tvm import te\nprint(te.create_prim_func)\n{F}\n")
     r = extract_repro(issue(body, ("alice", port)))
     assert r.blocks == ("comment1#0",)
+
+
+def test_a_fence_left_open_ends_at_its_lowercase_output_label() -> None:
+    # The fence is never closed: the script, "output:", a blank line, what it printed, then prose.
+    body = f"""\
+    I count positive elements with `R.sum(x > 0)`:
+
+    {F}python
+    import numpy as np
+    x = np.array([[1, -1, 2], [-1, -2, 0.5]], dtype="float32")
+    print("tvm count:", (x > 0).any(axis=1))
+    print("expected :", (x > 0).sum(axis=1))
+
+    output:
+
+    tvm count: [ True  True]
+    expected : [2 1]
+
+    I can work around it with astype before the sum, but returning bool is surprising.
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.script.rstrip().endswith('print("expected :", (x > 0).sum(axis=1))')
+    assert r.shown_output == "tvm count: [ True  True]\nexpected : [2 1]"

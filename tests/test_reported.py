@@ -1332,6 +1332,26 @@ def test_the_output_holds_a_line_that_should_not_be_there() -> None:
     assert got is None or got.outcome != Outcome.WRONG_RESULT, got
 
 
+@pytest.mark.parametrize(("shown", "wrong"), [
+    ("tvm count: [ True  True] bool\nexpected : [4 1]", True),
+    ("tvm  : [-4  3]\nnumpy: [-3  3]", True),
+    ("tvm_out = [[0. 1.]\n [2. 3.]]\nnumpy_out = [[0. 1.]\n [2. 4.]]", True),  # spread arrays
+    # the two agree (float32 against float64)
+    ("tvm: 0.33333334\nnumpy: 0.3333333333333333", False),
+    # versions are not values
+    ("tvm version: 0.27.0\nnumpy: 2.1.0", False),
+    # no reference line
+    ("tvm  : [-4  3]", False),
+])
+def test_a_shown_pair_of_tvm_and_reference_values_that_differ(shown: str, wrong: bool) -> None:
+    # no word about the result being wrong: the shown output is the report
+    text = "I use it to count positive elements. Output:"
+    repro = Repro(found=True, script=SCRIPT, blocks=("body#0",), shape="fenced",
+                  shown_output=shown)
+    got = parse_reported(Issue(title="R.sum over a mask", body=body(text), author="alice"), repro)
+    assert (got is not None and got.outcome == Outcome.WRONG_RESULT) is wrong, got
+
+
 def test_a_value_the_script_prints_with_its_subject_left_out() -> None:
     text = "SSA is violated, but `verify_well_formed` returns True.\n\nPrints `True`. Expected: False."
     got = parse_reported(Issue(title="verify_well_formed accepts a bad function", body=body(text),
@@ -1409,6 +1429,10 @@ SEEN_ROUND_FOUR = [
     ("R.take out of range returns garbage",
      "I see the warning `Fast mode segfaults when there are out-of-bounds indices` but "
      "returning garbage silently is still wrong.", Outcome.WRONG_RESULT),
+    # ... quoted as the only hint there is, after the file it comes from
+    ("R.take with out-of-range index returns garbage instead of erroring",
+     "No error, no clamp. The only hint is the log line from `include/tvm/topi/transform.h:1261` "
+     "(\"Fast mode segfaults when there are out-of-bounds indices\").", Outcome.WRONG_RESULT),
     # a value that should not be there, and the reference's error is not TVM's
     ("argmax return random big number?",
      "argmax of empty tensor gives random number, different every run. numpy raise ValueError "

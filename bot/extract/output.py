@@ -60,6 +60,8 @@ def shown_in_block_tail(text: str, script: str) -> str:
         return ""
     shown: list[str] = []
     for ln in rest[k + 1:]:
+        if not ln.strip() and not shown:
+            continue  # ("output:", a blank line, then the lines)
         if not ln.strip() or ln.rstrip().endswith(":"):
             break
         shown.append(ln)
@@ -183,7 +185,10 @@ _INLINE_OUTPUT_RE = Pattern(
 _BARE_INTRO_RE = Pattern(
     r"^(?:(?:and|then|which|here)\s+)?(?:(?:it|this|that|the (?:script|code|program))\s+"
     r"(?:prints?|printed|outputs?|gives?|gave|shows?|returns?)(?:\s+(?:out|this|the following))?"
-    r"|i\s+(?:get|got|see)|(?:the\s+)?output(?:\s+is)?)\s*[.\u2026]*$",
+    r"|i\s+(?:get|got|see)|(?:the\s+)?output(?:\s+is)?"
+    # the verb alone: "prints", "gives this"
+    r"|(?:prints?|printed|outputs?|gives?|gave|returns?)(?:\s+(?:out|this|the following))?)"
+    r"\s*[.\u2026]*$",
     re.I,
 )
 

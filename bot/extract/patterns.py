@@ -81,7 +81,7 @@ OUTPUT_LINE_RE = Pattern(
     r"|free\(\)|double free|munmap_chunk|terminate called|corrupted "
     r"|Fatal Python error|Current thread|Thread 0x|  File \".*\", line \d+"
     r"|error: |warning: |\d+: +(?:tvm|TVM)|Check failed"
-    r"|(?:Output|Result|Results|Expected|Actual|Got|Error|Log|Logs)\s*:\s*$)"
+    r"|(?i:output|result|results|expected|actual|got|error|log|logs)\s*:\s*$)"
 )
 
 # A shell prompt line: "$ python repro.py", "(venv) user@host:~$ ls", "PS C:\\> python x.py".

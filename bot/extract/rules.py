@@ -124,9 +124,17 @@ _OF_THE_ONE_ABOVE_RE = lazyre.compile(
     re.I)
 
 
+# What works elsewhere, not this block: "(works like this in numpy / torch)", "numpy does it fine".
+_ELSEWHERE_RE = lazyre.compile(
+    r"\([^()\n]{0,200}\)"
+    r"|\b(?:works?|worked|is fine|passes)\s+(?:\w+\s+){0,3}(?:in|with|on|under)\s+(?:numpy|torch|"
+    r"pytorch|onnx ?runtime|tensorflow|jax|tflite|keras)\b", re.I)
+
+
 def _intro_sentences(prose: str) -> list[str]:
-    """The block's intro, less its sentences that speak of the block above."""
-    return [s for s in _SENTENCE_END_RE.split(block_intro(prose).strip())
+    """The block's intro, less its sentences that speak of the block above, and less its asides
+    on what works elsewhere (in parentheses, in numpy)."""
+    return [s for s in _SENTENCE_END_RE.split(_ELSEWHERE_RE.sub(" ", block_intro(prose)).strip())
             if not _OF_THE_ONE_ABOVE_RE.search(s)]
 
 

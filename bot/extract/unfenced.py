@@ -487,7 +487,7 @@ def substantial(code: str, *, strong: bool) -> bool:
 
 def trim_trailing(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None:
     """Drop trailing statements that are printed output or prose, not code (``# IR``, a bare
-    name such as a heading that lost its ``#``, a number, a list literal)."""
+    name such as a heading that lost its ``#``, a number, a list literal, ``label: 3``)."""
     lines = code.split("\n")
     body = list(tree.body)
     bound = bound_names(tree, imports=True)
@@ -497,6 +497,12 @@ def trim_trailing(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None:
             if isinstance(last.value, ast.Name) and last.value.id in bound and len(body) > 1:
                 break  # ``mod`` on its own line: a notebook cell showing a result
             body.pop()
+            continue
+        if isinstance(last, ast.AnnAssign) and last.value is None and not isinstance(
+                last.annotation, ast.Name | ast.Attribute | ast.Subscript | ast.BinOp) and not (
+                isinstance(last.annotation, ast.Constant)
+                and isinstance(last.annotation.value, str)):
+            body.pop()  # ``expr: -2147483648``: a labelled printed value, not an annotation
             continue
         break
     if not body:

@@ -1,0 +1,83 @@
+"""Printed values: the atoms of a printed value, and whether two printed values are the same.
+
+Pure. Read by :mod:`bot.classify` (what a run printed) and :mod:`bot.reported` (the output a
+reporter shows), so a printed value and a pasted one are compared by the same rules: numbers to
+the precision written, ``nan`` with ``nan``, numpy's arrays spread over several lines joined,
+lines labelled as TVM's result ("tvm  :") and the reference's ("numpy:").
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot import lazyre
+
+# The atoms of a printed value: numbers, nan, inf and booleans, in order (``[ 0. nan  2.]`` and
+# ``[0.0, nan, 2.0]`` are the same value).
+ATOM_RE = lazyre.compile(
+    r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])|(?<!\w)[-+]?(?:nan|inf)\b"
+    r"|\b(?:True|False)\b"
+)
+
+
+def printed_chunks(lines: list[str]) -> list[str]:
+    """The printed lines, with an array numpy spread over several lines (``[[2. 2. 2.]`` then
+    `` [2. 2. 2.]]``) joined into one."""
+    out: list[str] = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        depth = line.count("[") - line.count("]")
+        j = k
+        while depth > 0 and j + 1 < len(lines) and j - k < 50:
+            j += 1
+            line += " " + lines[j]
+            depth += lines[j].count("[") - lines[j].count("]")
+        out.append(line if depth == 0 else lines[k])
+        k = j + 1 if depth == 0 else k + 1
+    return out
+
+
+def same_atoms(got: list[str], want: list[str]) -> bool:
+    """The same value, atom by atom: numbers equal to the precision ``want`` is written in."""
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want, strict=True):
+        if a == b:
+            continue
+        if a in ("True", "False") or b in ("True", "False"):
+            return False
+        x, y = float(a), float(b)
+        if x != x or y != y:  # nan against nan: same when both are
+            if not (x != x and y != y):
+                return False
+            continue
+        if x in (float("inf"), float("-inf")) or y in (float("inf"), float("-inf")):
+            return False  # (a == b would have matched above; no tolerance makes inf near 1e-7)
+        decimals = len(b.split(".", 1)[1]) if "." in b and "e" not in b.lower() else 6
+        if abs(x - y) > max(0.5 * 10.0 ** -decimals, 1e-6 * max(abs(x), abs(y))):
+            return False
+    return True
+
+
+# A printed line labelled as TVM's result or as the reference's: "tvm  : [2]", "numpy: 1".
+# (the label may name what was computed: "tvm count:", "numpy_sum =", not "tvm version:")
+_WHAT = r"(?:[ _](?!version\b)[a-z]\w{0,19})?"
+_TVM_LABEL_RE = lazyre.compile(r"^(?:tvm|relax|tir|tirx|te|ours?|compiled|vm)" + _WHAT
+                               + r"\s*[:=]\s*(\S.{0,300})$", re.IGNORECASE)
+_REF_LABEL_RE = lazyre.compile(
+    r"^(?:numpy|np|torch|pytorch|onnx ?runtime|ort|ref(?:erence)?|expected)" + _WHAT
+    + r"\s*[:=]\s*(\S.{0,300})$", re.IGNORECASE)
+
+
+def printed_pair_differs(lines: list[str]) -> str:
+    """One line with TVM's value and one with the reference's, each under its label and with
+    numbers in it, whose values differ: the TVM line, else ""."""
+    tvm = [(ln, m.group(1)) for ln in lines for m in (_TVM_LABEL_RE.match(ln),) if m]
+    ref = [m.group(1) for ln in lines for m in (_REF_LABEL_RE.match(ln),) if m]
+    if len(tvm) != 1 or len(ref) != 1:
+        return ""
+    got, want = ATOM_RE.findall(tvm[0][1]), ATOM_RE.findall(ref[0])
+    if not got or not want or same_atoms(got, want):
+        return ""
+    return tvm[0][0]

@@ -41,7 +41,13 @@ from bot.fragments import (
 )
 from bot.models import Classification, Outcome, Reported, RunResult
 from bot.needs import GPU_DEVICES
-from bot.printed import ATOM_RE, printed_chunks, printed_pair_differs, same_atoms
+from bot.printed import (
+    ATOM_RE,
+    printed_chunks,
+    printed_pair_differs,
+    same_atoms,
+    within_rounding,
+)
 from bot.records import replace
 from bot.tracebacks import (
     LOOSE_HEADER_RE,
@@ -413,6 +419,12 @@ def account_for_shown_output(
             evidence=tuple(ln for ln in run.stdout_tail.split("\n")
                            if SUBNORMAL_RE.search(ln))[:5],
         )
+    tiny = within_rounding(want)
+    if tiny is not None:
+        return replace(cls, detail=(
+            "The script printed the output the report shows, but the differences it prints are "
+            f"at most {tiny:g}, within float32 rounding: results equal to float precision, not "
+            "a wrong result."))
     return Classification(
         Outcome.WRONG_RESULT,
         signature=f"printed {want[0]}"[:200],

@@ -3,7 +3,8 @@
 Pure. The verdict rules, in order:
 
 1. the run tells nothing about the bug (no repro, api-mismatch, missing dependency, timeout,
-   needs-gpu, resource limit, infra error): ``inconclusive`` — never "not reproduced";
+   needs-gpu, resource limit, infra error): ``inconclusive`` — never "not reproduced"; except a
+   timeout where the report says it never finishes (a hang): ``reproduced``;
 2. the run passed: ``not-reproduced``;
 3. the run failed:
 
@@ -262,6 +263,13 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
         return Comparison(
             Verdict.REPRODUCED,
             (*ev, "the report is about this very error, which TVM raises on purpose now"),
+        )
+    if cls.outcome == rep_outcome == Outcome.TIMEOUT and reported is not None \
+            and not reported.about_speed:
+        # "it never returns", "stuck forever": a hang, and the run did not end either
+        return Comparison(
+            Verdict.REPRODUCED,
+            (*ev, "the report says it never finishes; the run did not finish within the limit"),
         )
     if cls.outcome in INCONCLUSIVE_OUTCOMES or cls.outcome not in FAILURE_OUTCOMES | {
         Outcome.PASSED

@@ -245,11 +245,23 @@ def _misspelt(name: str, bound: set[str]) -> bool:
     ``expected``, ``x_np`` for ``x_nd``): the script's own typo, not a part left out. Close as
     Python's own "Did you mean" measures it: an edit distance with moves costing 2 and a change
     of case 1, at most (len(a) + len(b) + 3) / 3."""
+    if len(name) >= 3 and any(_abbreviates(name, b) for b in bound):
+        return True
     if len(name) < 4:
         return False  # (``mod`` beside ``mods``, ``x`` beside ``y``: other names, not slips)
     return any(abs(len(name) - len(b)) <= 1 and len(b) >= 3
                and b.rstrip("0123456789_s") != name.rstrip("0123456789_s")
                and _distance(name, b) <= (len(name) + len(b) + 3) * 2 // 6 for b in bound)
+
+
+def _abbreviates(name: str, bound: str) -> bool:
+    """``blk`` for ``block``, ``tgt`` for ``target``: the bound name's letters in order,
+    the first one first, a few left out in the middle -- not a prefix of it (``mod`` beside
+    ``module`` is another name a longer program binds)."""
+    if not 0 < len(bound) - len(name) <= 3 or bound[0] != name[0] or bound.startswith(name):
+        return False
+    it = iter(bound)
+    return all(ch in it for ch in name)
 
 
 def _distance(a: str, b: str) -> int:

@@ -81,3 +81,26 @@ def printed_pair_differs(lines: list[str]) -> str:
     if not got or not want or same_atoms(got, want):
         return ""
     return tvm[0][0]
+
+
+# A printed difference: "max_abs_diff=8.195639e-08", "max diff: 1.2e-07", "abs err 3e-8".
+_DIFF_RE = lazyre.compile(
+    r"\b(?:max(?:imum)?[_ ]?)?(?:abs(?:olute)?[_ ]?)?(?:diff(?:erence)?|err(?:or)?|delta)s?"
+    r"\s{0,3}[:=]?\s{0,3}([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w.])", re.IGNORECASE)
+_SHAPE_RE = lazyre.compile(r"\bshape\s{0,3}[:=]?\s{0,3}[\[(][^\])\n]{0,80}[\])]", re.IGNORECASE)
+# A float written as one (a point or an exponent): a value, not a count or an index.
+_FLOAT_RE = lazyre.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?(?![\w.])")
+# float32 keeps about 7 significant digits: differences this small between two builds of the
+# same float32 program are rounding (another order of the same sums), not a wrong result.
+ROUNDING = 1e-5
+
+
+def within_rounding(lines: list[str]) -> float | None:
+    """The printed ``lines`` report differences only ("max_abs_diff=8.2e-08 equal=False"),
+    each within float32 rounding (:data:`ROUNDING`): the largest one; else None."""
+    diffs: list[float] = []
+    for ln in lines:
+        diffs += [abs(float(m.group(1))) for m in _DIFF_RE.finditer(ln)]
+        if _FLOAT_RE.search(_SHAPE_RE.sub(" ", _DIFF_RE.sub(" ", ln))):
+            return None  # a value of its own beside the differences
+    return max(diffs) if diffs and max(diffs) <= ROUNDING else None

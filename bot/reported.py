@@ -294,6 +294,31 @@ def _shown_pair_differs(repro: Repro) -> Callable[[list[_Line]], Reported | None
     return finder
 
 
+# "expected `x` and `x * 2 + y`", "I expect `[1 2]`", "should be `4`": the value wanted, quoted.
+_EXPECTED_QUOTED_RE = lazyre.compile(
+    r"^\W{0,3}(?:but\s+)?(?:(?:i|it|this|that|the (?:result|output|value|answer))\s+)?(?:expected|expect(?:ing)?|should\s+(?:be|give|print|return))"
+    r"\b[^`.\n]{0,30}`([^`\n]{1,200})`", re.I)
+
+
+def _shown_then_expected(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """The reporter shows what the script printed, then says in their own words which value
+    they expected, quoted, and it is not what was shown ("output: ``T.min(x, x + y)``" then
+    "expected `x`"): a wrong result, with no other word needed."""
+
+    def finder(lines: list[_Line]) -> Reported | None:
+        if not repro.shown_output:
+            return None
+        shown = {" ".join(ln.split()) for ln in repro.shown_output.split("\n") if ln.strip()}
+        for ln in lines:
+            m = None if ln.fenced or ln.where == "title" else _EXPECTED_QUOTED_RE.match(ln.text)
+            if m and " ".join(m.group(1).split()) not in shown:
+                return Reported(Outcome.WRONG_RESULT, signature=_sentence(ln.text, m.group(0)),
+                                evidence=(ln.text.strip(),))
+        return None
+
+    return finder
+
+
 def _negated(text: str, start: int) -> bool:
     return bool(NEGATION_RE.search(text[max(0, start - 40) : start]))
 
@@ -322,6 +347,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _loose_crash,
         _expected_vs_actual,
         _shown_pair_differs(repro),
+        _shown_then_expected(repro),
         _refusal_as_title,
     )
     retried = _retried_on_newer(lines)

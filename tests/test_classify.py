@@ -1259,6 +1259,13 @@ _WRONG = Reported(Outcome.WRONG_RESULT, "should be 2.5 but returns 2")
         # a line the reporter cut short ("...") carries no value of its own: the rest is compared
         ('metal\n{"kind":"llvm","keys":["arm_cpu"],"a":1,"mcpu":"apple-m2"}\n1024\n256\n',
          'metal\n{"kind":"llvm",...,"mcpu":"apple-m2"}\n1024\n256', _WRONG, Outcome.WRONG_RESULT),
+        # differences the report shows, printed again, but all within float32 rounding
+        ("output[0] shape=(2, 32) max_abs_diff=8.195639e-08 equal=False\nMISMATCH FOUND\n",
+         "output[0] shape=(2, 32) max_abs_diff=8.195639e-08 equal=False\nMISMATCH FOUND",
+         _WRONG, Outcome.PASSED),
+        ("output[0] shape=(2, 32) max_abs_diff=0.0117 equal=False\nMISMATCH FOUND\n",
+         "output[0] shape=(2, 32) max_abs_diff=0.0117 equal=False\nMISMATCH FOUND",
+         _WRONG, Outcome.WRONG_RESULT),
         ('metal\n{"kind":"llvm","keys":["arm_cpu"],"a":1,"mcpu":"apple-m2"}\n1024\n1024\n',
          'metal\n{"kind":"llvm",...,"mcpu":"apple-m2"}\n1024\n256', _WRONG, Outcome.PASSED),
     ],

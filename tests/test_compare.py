@@ -229,6 +229,17 @@ def test_inconclusive_outcomes_are_never_not_reproduced(
     assert outcome.value in c.evidence[-1]
 
 
+def test_a_hang_that_does_not_finish_here_either_is_reproduced() -> None:
+    hang = rep(Oc.TIMEOUT, "never returns")
+    assert compare(hang, obs(Oc.TIMEOUT, "timed out after 300 s")).verdict == V.REPRODUCED
+    # a speed complaint is not a hang: one slow run says nothing
+    slow = Reported(Oc.TIMEOUT, "takes 20 minutes", about_speed=True)
+    assert compare(slow, obs(Oc.TIMEOUT, "timed out after 300 s")).verdict == V.INCONCLUSIVE
+    # a timeout where the report names something else stays inconclusive
+    assert compare(rep(Oc.CRASH, "Segmentation fault"),
+                   obs(Oc.TIMEOUT, "timed out after 300 s")).verdict == V.INCONCLUSIVE
+
+
 def test_signature_normalisation() -> None:
     a = "tvm.error.InternalError: [12:01:02] /home/a/tvm/src/x.cc:88: Check failed: (n == 4) is false at 0x7ffd12"
     b = "InternalError: Check failed: (n == 16) is false at 0x55aa00 (/opt/other/src/x.cc:91)"

@@ -3074,3 +3074,18 @@ def test_a_fence_left_open_ends_at_its_lowercase_output_label() -> None:
     r = extract_repro(issue(body))
     assert r.found and r.script.rstrip().endswith('print("expected :", (x > 0).sum(axis=1))')
     assert r.shown_output == "tvm count: [ True  True]\nexpected : [2 1]"
+
+
+@pytest.mark.parametrize("intro", ["relax only version, comparing with numpy:",
+                                   "The same without torch:", "A pure TVM repro:"])
+def test_a_tvm_only_version_beside_a_frontend_one_is_the_repro(intro: str) -> None:
+    # two scripts for one bug: through the torch importer, and in TVM alone
+    fx = ("import torch\nfrom torch import fx\nfrom tvm.relax.frontend.torch import from_fx\n"
+          "gm = fx.symbolic_trace(torch.nn.LayerNorm(64).eval())\n"
+          "mod = from_fx(gm, [((2, 16, 64), \"float32\")])\n")
+    tvm_only = ("import numpy as np\nimport tvm\nfrom tvm import relax, topi, te\n"
+                "x = te.placeholder((2, 64), name=\"x\")\ny = topi.nn.relu(x)\n"
+                "f = tvm.compile(te.create_prim_func([x, y]), target=\"llvm\")\nprint(f)\n")
+    body = f"fx version:\n\n{F}python\n{fx}{F}\n\n{intro}\n\n{F}python\n{tvm_only}{F}\n"
+    r = extract_repro(issue(body))
+    assert_script(r, tvm_only)

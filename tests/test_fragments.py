@@ -127,11 +127,16 @@ UNBOUND_TABLE = [
     ("expected = 1\nout = 2\nassert out == expectd\n", (), (), True),
     ("x_nd = 1\nprint(x_np)\n", (), (), True),
     ("ref = 1\nprint(reff)\n", (), (), True),
+    # ... or an abbreviation of one (``block`` bound, ``blk`` read)
+    ("block = 1\nprint(blk)\n", (), (), True),
     # ... but a short name, or one that differs by a number or a plural, is another name
     ("mods = []\nprint(mod)\n", ("mod",), ("mod",), True),
     ("model2 = 1\nprint(model1)\n", ("model1",), ("model1",), True),
     ("models = []\nprint(model)\n", ("model",), ("model",), True),
     ("onnx_model = 1\nprint(model)\n", ("model",), ("model",), True),
+    # (a prefix of a bound name, or a name spelt from other letters, is not an abbreviation)
+    ("module = 1\nprint(mod)\n", ("mod",), ("mod",), True),
+    ("params_dict = 1\nprint(pd)\n", ("pd",), ("pd",), True),
 ]
 
 

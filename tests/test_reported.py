@@ -1352,6 +1352,27 @@ def test_a_shown_pair_of_tvm_and_reference_values_that_differ(shown: str, wrong:
     assert (got is not None and got.outcome == Outcome.WRONG_RESULT) is wrong, got
 
 
+@pytest.mark.parametrize(("text", "shown", "wrong"), [
+    # the output shown, then the value wanted, quoted
+    ("`simplify` does not use the bound.\n\nexpected `x` and `x * 2 + y`.",
+     "True\nT.min(x, x + y)\nT.max(x * 2, x * 2 + y)", True),
+    ("I expected `[1 2]` here.", "[1 1]", True),
+    ("It should be `4`.", "3", True),
+    # the value wanted is the one shown: no complaint
+    ("expected `T.min(x, x + y)` and got it.", "T.min(x, x + y)", False),
+    # no output shown: nothing to set the quoted value against
+    ("expected `x` and `x * 2 + y`.", "", False),
+    # "expected" not at the start of the reporter's sentence
+    ("The op is expected to take `axis` as a list.", "3", False),
+])
+def test_a_shown_output_then_the_value_expected(text: str, shown: str, wrong: bool) -> None:
+    repro = Repro(found=True, script=SCRIPT, blocks=("body#0",), shape="fenced",
+                  shown_output=shown)
+    got = parse_reported(Issue(title="Analyzer.simplify keeps min", body=body(text),
+                               author="alice"), repro)
+    assert (got is not None and got.outcome == Outcome.WRONG_RESULT) is wrong, got
+
+
 def test_a_value_the_script_prints_with_its_subject_left_out() -> None:
     text = "SSA is violated, but `verify_well_formed` returns True.\n\nPrints `True`. Expected: False."
     got = parse_reported(Issue(title="verify_well_formed accepts a bad function", body=body(text),

@@ -265,7 +265,11 @@ SMALLER_RE = Pattern(
     r"\b(?:trimmed|cut|stripped|simplified|reduced)\s+(?:it|this|the \w+)\s+too much\b|"
     # "Minimized, no data files needed:" (the word alone, opening the paragraph)
     r"(?m:^)\W{0,3}(?:minimi[sz]ed|reduced|simplified)\s*[,:(\u2014-]|"
-    r"\bno (?:data |model |external |extra )?files? (?:needed|required)\b",
+    r"\bno (?:data |model |external |extra )?files? (?:needed|required)\b|"
+    # "relax only version", "pure TVM repro", "without torch:": TVM alone, no frontend
+    r"\b(?:relax|tvm|tir|tirx|te)[- ]only\s+(?:\w+\s+)?(?:repro\w*|example|script|version|code|snippet)\b|"
+    r"\bpure[- ](?:relax|tvm|tir|tirx|te)\s+(?:repro\w*|example|script|version|code|snippet)\b|"
+    r"\bwithout (?:torch|pytorch|onnx|tensorflow|tflite|keras|the frontend|the importer)\b",
     re.I,
 )
 

@@ -1,0 +1,40 @@
+"""Printed values: atoms, pairs, differences within rounding (bot/printed.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.printed import ATOM_RE, printed_pair_differs, same_atoms, within_rounding
+
+
+@pytest.mark.parametrize(("lines", "largest"), [
+    (["output[0] shape=(2, 32) max_abs_diff=8.195639e-08 equal=False", "MISMATCH FOUND"], 8.195639e-08),
+    (["max diff: 1.2e-07", "max diff: 3e-06"], 3e-06),
+    (["abs err 2.5e-6 (llvm vs c)"], 2.5e-06),
+    # a difference beyond rounding
+    (["max_abs_diff=0.0117"], None),
+    # a value printed beside the differences is a result of its own
+    (["max diff: 1e-07", "tvm: 0.5"], None),
+    # no difference printed at all
+    (["[1. 2. 3.]"], None),
+    (["MISMATCH FOUND"], None),
+])
+def test_printed_differences_within_float32_rounding(lines: list[str], largest: float | None) -> None:
+    assert within_rounding(lines) == largest
+
+
+@pytest.mark.parametrize(("lines", "differs"), [
+    (["tvm  : [-4  3]", "numpy: [-3  3]"], True),
+    (["tvm: 0.33333334", "numpy: 0.3333333333333333"], False),  # float32 against float64
+    (["tvm count: [ True  True] bool", "expected : [4 1]"], True),
+    (["tvm version: 0.27.0", "numpy: 2.1.0"], False),
+    (["tvm: 1", "tvm: 2", "numpy: 1"], False),  # which tvm line?
+])
+def test_a_tvm_line_against_a_reference_line(lines: list[str], differs: bool) -> None:
+    assert bool(printed_pair_differs(lines)) is differs
+
+
+def test_atoms_are_compared_to_the_precision_written() -> None:
+    assert same_atoms(ATOM_RE.findall("[0.34 nan]"), ATOM_RE.findall("[0.33 nan]")) is False
+    assert same_atoms(ATOM_RE.findall("[0.33333334 nan]"), ATOM_RE.findall("[0.333 nan]"))
+    assert not same_atoms(ATOM_RE.findall("[1 2]"), ATOM_RE.findall("[1 2 3]"))

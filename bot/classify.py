@@ -217,7 +217,8 @@ _CAUGHT_NOTE = " The script caught this error itself and exited normally (exit c
 # TVM's diagnostic as ``print(err)`` shows it: "error: <message>" over " --> file:line:col".
 _PRINTED_DIAGNOSTIC_RE = lazyre.compile(r"^error: ([^\n]+)\n\s*--> [^\n]*:\d+:\d+\s*$", re.M)
 # What may follow the caught error at the end of the output: TVM's own log lines.
-_LOG_LINE_RE = lazyre.compile(r"^\[\d\d:\d\d:\d\d\] ")
+# A log line, not printed output: TVM's "[12:00:01] file.cc:12: ...", a "Warning: ..." line.
+_LOG_LINE_RE = lazyre.compile(r"^\[\d\d:\d\d:\d\d\] |^(?:\w+)?Warning: ")
 
 
 def _tree(script: str) -> ast.Module | None:
@@ -1334,8 +1335,11 @@ def _classify_error(
     # 5. TVM's own checks. (A check TVM raises as ValueError -- "ValueError: Check failed: ...
     # Literal value 3000000000 exceeds range of int32" -- is TVM refusing the input on purpose:
     # a user-facing error, below. A TypeError "Check failed: ... mismatched types" stays TVM's
-    # own check, as triagers read it.)
-    if short == "InternalError" or ("Check failed" in text and short not in _USER_CHECK_TYPES):
+    # own check, as triagers read it. The VM's check of the arguments against the function's
+    # signature -- "Check failed: input_shape[i] == reg (17 vs. 16) : ErrorContext(fn=main,
+    # loc=param[0], ...)" -- is the caller's wrong input refused: a user-facing error too.)
+    if (short == "InternalError" or ("Check failed" in text and short not in _USER_CHECK_TYPES)) \
+            and "ErrorContext(fn=" not in text:
         check = next((ln.strip() for ln in err.lines if "Check failed" in ln), "")
         return Classification(
             Outcome.INTERNAL_ERROR,

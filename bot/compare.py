@@ -231,16 +231,23 @@ _MISSING_NAME_RE = lazyre.compile(
     r"^\s*(?:\w+\.)*(?:ImportError|ModuleNotFoundError|AttributeError)\b")
 
 
+# A target's code generator missing from the build: found when compiling, with or without a device.
+_NO_CODEGEN_RE = lazyre.compile(r"Cannot find global function target\.build\.\w+")
+
+
 def _complains_of_this_refusal(reported: Reported | None, cls: Classification) -> bool:
     """The run hits an API TVM dropped on purpose, as an error TVM raises ("ValueError: Unknown
     device: llvm": a target's name no longer taken as a device), and that error is what the
     report is about: the run shows what the reporter complains of. A stale import or attribute
-    stays inconclusive (the script is out of date, whatever the report says). So with a device
-    or codegen missing from the build ("Cannot find global function target.build.vulkan" from
-    the pip wheel) when that missing piece is what the report is about: the worker's build
-    lacks it too."""
+    stays inconclusive (the script is out of date, whatever the report says). So with a
+    codegen missing from the build ("Cannot find global function target.build.vulkan" from the
+    pip wheel, at compile time, whatever the hardware) when that is what the report is about:
+    the worker's build lacks it too. (A device runtime that is absent, "Device API cuda is not
+    enabled", stays inconclusive: it depends on the worker's hardware and drivers.)"""
     return (
-        cls.outcome in (Outcome.API_MISMATCH, Outcome.NEEDS_GPU) and reported is not None
+        (cls.outcome == Outcome.API_MISMATCH
+         or (cls.outcome == Outcome.NEEDS_GPU and _NO_CODEGEN_RE.search(cls.signature)))
+        and reported is not None
         and (reported.outcome in TVM_SIDE or reported.outcome == Outcome.API_MISMATCH)
         and bool(cls.signature)
         and not _MISSING_NAME_RE.match(cls.signature)

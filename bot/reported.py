@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 
 from bot import lazyre
 from bot.models import Issue, Outcome, Reported, Repro
-from bot.printed import printed_chunks, printed_pair_differs
+from bot.printed import ATOM_RE, printed_chunks, printed_pair_differs, same_atoms
 from bot.records import record, replace
 from bot.tracebacks import (
     cpp_frames,
@@ -319,6 +319,38 @@ def _shown_then_expected(repro: Repro) -> Callable[[list[_Line]], Reported | Non
     return finder
 
 
+# A line of its own that introduces the reference's output: "torch:", "numpy gives:",
+# "onnxruntime output (correct):", "expected:".
+_REFERENCE_INTRO_RE = lazyre.compile(
+    r"^\W{0,3}(?:(?:but|while|whereas|and)\s+)?(?:the\s+)?(?:torch|pytorch|numpy|np|onnx ?runtime|"
+    r"ort|tensorflow|tf|keras|jax|scipy|expected|reference|correct)(?:\s+(?:output|result|gives|"
+    r"says|returns|prints|values?))?\s*(?:\([^)\n]{0,40}\))?\s*:\s*$", re.I)
+
+
+def _shown_then_reference(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """The output the script printed is shown, then a block the text labels as the
+    reference's ("torch:" then what torch printed), with other values: a wrong result, with
+    no word needed."""
+
+    def finder(lines: list[_Line]) -> Reported | None:
+        got = ATOM_RE.findall(" ".join(printed_chunks(repro.shown_output.split("\n"))))
+        if not got:
+            return None
+        for k, ln in enumerate(lines[:-1]):
+            nxt = lines[k + 1]
+            if ln.fenced or not nxt.fenced or not _REFERENCE_INTRO_RE.match(ln.text):
+                continue
+            ref = " ".join(x.text for x in lines[k + 1:] if x.fenced and x.block == nxt.block)
+            want = ATOM_RE.findall(ref)
+            if want and not same_atoms(got, want):
+                first = next((x for x in repro.shown_output.split("\n") if x.strip()), "")
+                return Reported(Outcome.WRONG_RESULT, signature=f"printed {first.strip()}"[:200],
+                                evidence=(ln.text.strip(), nxt.text.strip()))
+        return None
+
+    return finder
+
+
 def _negated(text: str, start: int) -> bool:
     return bool(NEGATION_RE.search(text[max(0, start - 40) : start]))
 
@@ -348,6 +380,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _expected_vs_actual,
         _shown_pair_differs(repro),
         _shown_then_expected(repro),
+        _shown_then_reference(repro),
         _refusal_as_title,
     )
     retried = _retried_on_newer(lines)

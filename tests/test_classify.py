@@ -1259,6 +1259,9 @@ _WRONG = Reported(Outcome.WRONG_RESULT, "should be 2.5 but returns 2")
         # a line the reporter cut short ("...") carries no value of its own: the rest is compared
         ('metal\n{"kind":"llvm","keys":["arm_cpu"],"a":1,"mcpu":"apple-m2"}\n1024\n256\n',
          'metal\n{"kind":"llvm",...,"mcpu":"apple-m2"}\n1024\n256', _WRONG, Outcome.WRONG_RESULT),
+        # a warning TVM logged (to stderr) among the lines shown is no printed output
+        ("[1. 0.]\n", "Warning: Fast mode segfaults when there are out-of-bounds indices.\n[1. 0.]",
+         _WRONG, Outcome.WRONG_RESULT),
         # differences the report shows, printed again, but all within float32 rounding
         ("output[0] shape=(2, 32) max_abs_diff=8.195639e-08 equal=False\nMISMATCH FOUND\n",
          "output[0] shape=(2, 32) max_abs_diff=8.195639e-08 equal=False\nMISMATCH FOUND",
@@ -1477,6 +1480,10 @@ def test_a_crash_at_shutdown_after_an_uncaught_error_is_that_error(tmp_path: Pat
      Outcome.INTERNAL_ERROR),
     ("tvm.error.DiagnosticError: error: Check failed: pb->value != 0 (0 vs. 0) : Divide by zero",
      Outcome.INTERNAL_ERROR),
+    # the VM checking the caller's arguments against the signature: the input refused
+    ("RuntimeError: Check failed: input_shape[i] == reg (17 vs. 16) : ErrorContext(fn=main, "
+     'loc=param[0], param=x, annotation=R.Tensor((batch, 16), dtype="float32"))',
+     Outcome.TVM_ERROR),
 ])
 def test_a_check_is_internal_unless_tvm_raises_it_as_a_value_error(last: str,
                                                                   outcome: Outcome) -> None:

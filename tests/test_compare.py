@@ -175,6 +175,12 @@ TABLE = [
         obs(Oc.NEEDS_GPU, "ValueError: Cannot find global function target.build.vulkan"),
         V.REPRODUCED,
     ),
+    # (a device runtime absent here says nothing of the reporter's GPU machine)
+    (
+        rep(Oc.INTERNAL_ERROR, "Check failed: (allow_missing) is false: Device API cuda is not enabled."),
+        obs(Oc.NEEDS_GPU, "Check failed: (allow_missing) is false: Device API cuda is not enabled."),
+        V.INCONCLUSIVE,
+    ),
     # ...or only what stops this worker short of the reported failure on the device
     (
         rep(Oc.INTERNAL_ERROR, "Check failed: __e == VK_SUCCESS (-4 vs. 0) : Vulkan Error"),

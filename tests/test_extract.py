@@ -1826,6 +1826,7 @@ def test_a_driver_block_introduced_with_but_after_what_works_is_joined() -> None
      False),
     ("This works in numpy but not in TVM:\n", False),
     ("Casting first (the workaround) works:\n", True),
+    ('Without NaN ("working"):\n', True),
 ])
 def test_a_block_is_offered_as_working_by_the_sentence_that_leads_into_it(
         intro: str, working: bool) -> None:
@@ -3089,3 +3090,20 @@ def test_a_tvm_only_version_beside_a_frontend_one_is_the_repro(intro: str) -> No
     body = f"fx version:\n\n{F}python\n{fx}{F}\n\n{intro}\n\n{F}python\n{tvm_only}{F}\n"
     r = extract_repro(issue(body))
     assert_script(r, tvm_only)
+
+
+def test_output_after_an_unfenced_script_pasted_as_html() -> None:
+    body = """\
+    <p>When the index is out of range, <code>R.take</code> gives some value.</p>
+    <pre><code>import numpy as np
+    import tvm
+    x = tvm.runtime.tensor(np.array([1.0, 2.0, 3.0], dtype=&quot;float32&quot;))
+    print(x.numpy()[[0, 2]])
+    </code></pre>
+    <p>output:</p>
+    <pre><code>[1. 3.]
+    </code></pre>
+    <p>The second element should be an error.</p>
+    """
+    r = extract_repro(issue(body))
+    assert r.found and r.shown_output == "[1. 3.]"

@@ -1373,6 +1373,25 @@ def test_a_shown_output_then_the_value_expected(text: str, shown: str, wrong: bo
     assert (got is not None and got.outcome == Outcome.WRONG_RESULT) is wrong, got
 
 
+@pytest.mark.parametrize(("intro", "ref", "wrong"), [
+    ("torch:", "tensor([[ 3.0000,  5.0000,  6.5000]])", True),
+    ("numpy gives:", "[3. 5. 6.5]", True),
+    ("Expected (numpy):", "[3. 5. 6.5]", True),
+    # the reference agrees with what was shown
+    ("torch:", "tensor([[ 3.0000,  5.0000,  3.2500]])", False),
+    # not a reference's label
+    ("my other run:", "[3. 5. 6.5]", False),
+])
+def test_a_shown_output_then_the_references_that_differs(intro: str, ref: str,
+                                                           wrong: bool) -> None:
+    text = f"```\n[[ 3.    5.    3.25]]\n```\n\n{intro}\n```\n{ref}\n```"
+    repro = Repro(found=True, script=SCRIPT, blocks=("body#0",), shape="fenced",
+                  shown_output="[[ 3.    5.    3.25]]\n")
+    got = parse_reported(Issue(title="avg_pool2d ceil_mode=True", body=body(text),
+                               author="alice"), repro)
+    assert (got is not None and got.outcome == Outcome.WRONG_RESULT) is wrong, got
+
+
 def test_a_value_the_script_prints_with_its_subject_left_out() -> None:
     text = "SSA is violated, but `verify_well_formed` returns True.\n\nPrints `True`. Expected: False."
     got = parse_reported(Issue(title="verify_well_formed accepts a bad function", body=body(text),

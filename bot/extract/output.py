@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from bot.extract.markdown import Block, Source, last_paragraph
+from bot.extract.markdown import Block, Source, last_paragraph, unhtml
 from bot.extract.patterns import PY_DASH_C_RE, PY_TAGS, Pattern
 from bot.extract.pysyntax import OUTPUT_COMMENT_RE, is_error_output, parse_py
 
@@ -193,11 +193,15 @@ _BARE_INTRO_RE = Pattern(
 )
 
 
+_TAG_RE = Pattern(r"</?(?:p|pre|code|br|div|span|tt|samp)\b[^<>\n]{0,100}>", re.I)
+
+
 def shown_after_unfenced(text: str, script: str) -> str:
     """For a script pasted without fences: the lines the text introduces right after it as what
     it printed ("and what it prints:", then the lines up to the next blank one), or ""."""
     last = next((ln.strip() for ln in reversed(script.splitlines()) if ln.strip()), "")
-    lines = text.splitlines()
+    # (a report pasted as HTML: "<p>output:</p>", then "<pre><code>..." around the lines)
+    lines = [_TAG_RE.sub("", unhtml(ln)) for ln in text.splitlines()]
     at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() == last), None)
     if not last or at is None:
         return ""

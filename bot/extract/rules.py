@@ -124,11 +124,12 @@ _OF_THE_ONE_ABOVE_RE = lazyre.compile(
     re.I)
 
 
-# What works elsewhere, not this block: "(works like this in numpy / torch)", "numpy does it fine".
+# What works elsewhere, not this block: "(works like this in numpy / torch)", "works in numpy".
+_OTHER_FRAMEWORK = r"(?:numpy|torch|pytorch|onnx ?runtime|tensorflow|jax|tflite|keras)"
 _ELSEWHERE_RE = lazyre.compile(
-    r"\([^()\n]{0,200}\)"
-    r"|\b(?:works?|worked|is fine|passes)\s+(?:\w+\s+){0,3}(?:in|with|on|under)\s+(?:numpy|torch|"
-    r"pytorch|onnx ?runtime|tensorflow|jax|tflite|keras)\b", re.I)
+    r"\([^()\n]{0,200}\b" + _OTHER_FRAMEWORK + r"\b[^()\n]{0,200}\)"
+    r"|\b(?:works?|worked|is fine|passes)\s+(?:\w+\s+){0,3}(?:in|with|on|under)\s+"
+    + _OTHER_FRAMEWORK + r"\b", re.I)
 
 
 def _intro_sentences(prose: str) -> list[str]:

@@ -246,7 +246,7 @@ def _complains_of_this_refusal(reported: Reported | None, cls: Classification) -
     enabled", stays inconclusive: it depends on the worker's hardware and drivers.)"""
     return (
         (cls.outcome == Outcome.API_MISMATCH
-         or (cls.outcome == Outcome.NEEDS_GPU and _NO_CODEGEN_RE.search(cls.signature)))
+         or (cls.outcome == Outcome.NEEDS_GPU and bool(_NO_CODEGEN_RE.search(cls.signature))))
         and reported is not None
         and (reported.outcome in TVM_SIDE or reported.outcome == Outcome.API_MISMATCH)
         and bool(cls.signature)

@@ -3107,3 +3107,19 @@ def test_output_after_an_unfenced_script_pasted_as_html() -> None:
     """
     r = extract_repro(issue(body))
     assert r.found and r.shown_output == "[1. 3.]"
+
+
+def test_a_markdown_table_of_values_is_the_shown_output() -> None:
+    script = ("import numpy as np\nx = np.array([-7, 7], 'int32')\n"
+              "for a, b in zip(x, np.fmod(x, 3)):\n    print(a, b, a % 3)\n")
+    table = "| x | TVM | numpy |\n|---|-----|-------|\n| -7 | -1 | 2 |\n| 7 | 1 | 1 |\n"
+    # under "Actual behavior", above the script
+    above = (f"### Actual behavior\n\nThe sign of the dividend:\n\n{table}\n"
+             f"### Steps to reproduce\n\n{F}python\n{script}{F}\n")
+    assert extract_repro(issue(above)).shown_output == "-7 -1 2\n7 1 1"
+    # right after the script
+    after = f"{F}python\n{script}{F}\n\nOutput (columns: x, tvm, numpy):\n\n{table}"
+    assert extract_repro(issue(after)).shown_output == "-7 -1 2\n7 1 1"
+    # a table under another heading after the script is not its output
+    env = f"{F}python\n{script}{F}\n\n### Environment\n\n| OS | Ubuntu 22.04 |\n|---|---|\n| tvm | 0.27 |\n"
+    assert extract_repro(issue(env)).shown_output == ""

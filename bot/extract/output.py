@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from bot.extract.markdown import Block, Source, last_paragraph, unhtml
+from bot.extract.markdown import Block, Source, is_section_heading, last_paragraph, unhtml
 from bot.extract.patterns import PY_DASH_C_RE, PY_TAGS, Pattern
 from bot.extract.pysyntax import OUTPUT_COMMENT_RE, is_error_output, parse_py
 
@@ -91,6 +91,15 @@ def shown_output(src: Source, labels: tuple[str, ...]) -> str:
     before = [b for b in src.blocks if b.end <= start and b.section.lower().startswith("actual")]
     if before and _is_shown_output(before[-1]):
         return before[-1].text[:MAX_SHOWN]
+    # A markdown table of the values, right after the script or under "Actual behavior" above
+    # it ("| -7 | 3 | -1 | 2 |"): each row as the script prints it, its cells in a line.
+    following = src.lines[end: after[0].start if after else end + _TABLE_LINES]
+    heading = next((k for k, ln in enumerate(following) if is_section_heading(ln)), None)
+    table = table_rows(following[:heading]) or \
+        table_rows([ln for k, ln in enumerate(src.lines[:start])
+                    if src.sections[k].lower().startswith("actual")])
+    if table:
+        return table[:MAX_SHOWN]
     # "$ python mean_int8.py" and what it printed, in a console block of its own (before or
     # after the script): the script's run, when it is the only such block in the text.
     ran = [out for b in src.blocks if b.label not in labels and b.lang not in PY_TAGS
@@ -104,6 +113,27 @@ def shown_output(src: Source, labels: tuple[str, ...]) -> str:
 
 
 _PROSE_LINES = 6
+_TABLE_LINES = 40
+_TABLE_ROW_RE = Pattern(r"^\s*\|(?:[^|\n]{0,200}\|){2,30}\s*$")
+_TABLE_RULE_RE = Pattern(r"^\s*\|(?:\s*:?-{2,}:?\s*\|){2,30}\s*$")
+
+
+def table_rows(lines: list[str] | tuple[str, ...]) -> str:
+    """The data rows of the first markdown table in ``lines`` (not its header row, not its
+    rule), each as its cells joined by spaces, when they hold numbers; else ""."""
+    at = next((k for k, ln in enumerate(lines) if _TABLE_ROW_RE.match(ln)), None)
+    if at is None:
+        return ""
+    rows: list[str] = []
+    for k in range(at, len(lines)):
+        if not _TABLE_ROW_RE.match(lines[k]):
+            break
+        if _TABLE_RULE_RE.match(lines[k]) or (k + 1 < len(lines)
+                                              and _TABLE_RULE_RE.match(lines[k + 1])):
+            continue  # the rule, and the header above it
+        rows.append(" ".join(c.strip().strip("`") for c in lines[k].strip().strip("|").split("|")))
+    out = "\n".join(rows)
+    return out if rows and any(ch.isdigit() for ch in out) else ""
 # A console line that runs a script file: "$ python mean_int8.py", "(venv) $ python3 repro.py --n 4"
 _RUN_SCRIPT_RE = Pattern(r"^\s*(?:\([\w.-]{1,40}\)\s*)?(?:[\w@.~:/-]{0,60}\s?)?[$%>]\s*python[\d.]*\s+(?:-\S+\s+)*[\w./-]{1,80}\.py\b[^\n]{0,200}$")
 

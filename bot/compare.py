@@ -235,11 +235,17 @@ _MISSING_NAME_RE = lazyre.compile(
 _NO_CODEGEN_RE = lazyre.compile(r"Cannot find global function target\.build\.\w+")
 
 
+_QUOTED_RE = lazyre.compile(r"'([\w.]{1,200})'")
+
+
 def _complains_of_this_refusal(reported: Reported | None, cls: Classification) -> bool:
     """The run hits an API TVM dropped on purpose, as an error TVM raises ("ValueError: Unknown
     device: llvm": a target's name no longer taken as a device), and that error is what the
-    report is about: the run shows what the reporter complains of. A stale import or attribute
-    stays inconclusive (the script is out of date, whatever the report says). So with a
+    report is about: the run shows what the reporter complains of. So with a stale import or
+    attribute when the reporter's complaint is that very error ("AttributeError: module 'tvm'
+    has no attribute 'nd'", from an old tutorial): the name is gone, as they found; where they
+    report something else (a crash in ``relay.build``) the script is only out of date, and the
+    run says nothing of it (inconclusive). So with a
     codegen missing from the build ("Cannot find global function target.build.vulkan" from the
     pip wheel, at compile time, whatever the hardware) when that is what the report is about:
     the worker's build lacks it too. (A device runtime that is absent, "Device API cuda is not
@@ -250,9 +256,9 @@ def _complains_of_this_refusal(reported: Reported | None, cls: Classification) -
         and reported is not None
         and (reported.outcome in TVM_SIDE or reported.outcome == Outcome.API_MISMATCH)
         and bool(cls.signature)
-        and not _MISSING_NAME_RE.match(cls.signature)
-        and not _MISSING_NAME_RE.match(reported.signature)
         and signatures_match(reported.signature, cls.signature)
+        and (not _MISSING_NAME_RE.match(cls.signature)  # (the same name gone, not another)
+             or _QUOTED_RE.findall(cls.signature) == _QUOTED_RE.findall(reported.signature))
     )
 
 

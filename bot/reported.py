@@ -80,6 +80,7 @@ from bot.vocabulary import (
     SHOULD_NOT_HOLD_RE,
     TEMPLATE_LINE_RE,
     TEMPLATE_PROSE_RE,
+    TESTING_MSG_RE,
     TVM_DIAG_RES,
     TVM_ERROR_TYPES,
     TVM_VS_REFERENCE_RE,
@@ -1034,8 +1035,7 @@ def _error_quoted(lines: list[_Line]) -> Reported | None:
         m = _WHOLE_CODE_SPAN_RE.match(nxt.text)
         if m and len(m.group(1).split()) >= 3 and not re.match(r"[\w.]+\(|\w+ = ", m.group(1)):
             msg = m.group(1).strip()
-            outcome = Outcome.INTERNAL_ERROR if "Check failed" in msg else Outcome.TVM_ERROR
-            return Reported(outcome, signature=msg, evidence=(nxt.text.strip(),))
+            return Reported(_quoted_outcome(msg), signature=msg, evidence=(nxt.text.strip(),))
     for ln in lines:
         if _under_expected(ln) or ln.fenced:
             continue
@@ -1045,9 +1045,16 @@ def _error_quoted(lines: list[_Line]) -> Reported | None:
                     or _negated(ln.text, m.start())
                     or _EXPECTING_RE.search(ln.text[:m.start()])):
                 continue
-            outcome = Outcome.INTERNAL_ERROR if "Check failed" in msg else Outcome.TVM_ERROR
-            return Reported(outcome, signature=msg, evidence=(ln.text.strip(),))
+            return Reported(_quoted_outcome(msg), signature=msg, evidence=(ln.text.strip(),))
     return None
+
+
+def _quoted_outcome(msg: str) -> Outcome:
+    """What a quoted message says failed: TVM's own check ("Check failed"), the script's result
+    check (numpy's "nan location mismatch", "Mismatched elements"), else TVM's error."""
+    if "Check failed" in msg:
+        return Outcome.INTERNAL_ERROR
+    return Outcome.WRONG_RESULT if TESTING_MSG_RE.search(msg) else Outcome.TVM_ERROR
 
 
 # An error paraphrased with no class and no quote: "it give error when parse the module, it say

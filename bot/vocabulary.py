@@ -146,7 +146,9 @@ WRONG_RESULT_RE = lazyre.compile(
 TESTING_PATH_RE = lazyre.compile(r"numpy/testing/|/tvm/testing/|torch/testing/|/unittest/case\.py")
 TESTING_MSG_RE = lazyre.compile(
     r"Mismatched elements|Not equal to tolerance|Arrays are not (?:almost )?equal|"
-    r"Items are not equal|Tensor-likes are not (?:close|equal)|Scalars are not (?:close|equal)",
+    r"Items are not equal|Tensor-likes are not (?:close|equal)|Scalars are not (?:close|equal)|"
+    # numpy's assert_allclose when NaN or inf stand in other places: "x and y nan location mismatch"
+    r"\b(?:nan|[+-]?inf) location mismatch",
 )
 
 # --------------------------------------------------------------------------------------------

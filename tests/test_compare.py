@@ -187,14 +187,25 @@ TABLE = [
         obs(Oc.NEEDS_GPU, "ValueError: Cannot find global function target.build.vulkan"),
         V.INCONCLUSIVE,
     ),
-    # a stale name stays inconclusive even when it is the reporter's complaint
+    # a stale name that is the reporter's complaint (an old tutorial on a new TVM): it is gone
     (
         rep(Oc.TVM_ERROR, "AttributeError: module 'tvm' has no attribute 'arith'"),
         obs(Oc.API_MISMATCH, "AttributeError: module 'tvm' has no attribute 'arith'"),
-        V.INCONCLUSIVE,
+        V.REPRODUCED,
     ),
     (
         rep(Oc.API_MISMATCH, "ImportError: cannot import name 'relay' from 'tvm'"),
+        obs(Oc.API_MISMATCH, "ImportError: cannot import name 'relay' from 'tvm'"),
+        V.REPRODUCED,
+    ),
+    # ...while a stale name on the way to another complaint stays inconclusive
+    (
+        rep(Oc.CRASH, "Segmentation fault in relay.build"),
+        obs(Oc.API_MISMATCH, "ImportError: cannot import name 'relay' from 'tvm'"),
+        V.INCONCLUSIVE,
+    ),
+    (
+        rep(Oc.API_MISMATCH, "ImportError: cannot import name 'autotvm' from 'tvm'"),
         obs(Oc.API_MISMATCH, "ImportError: cannot import name 'relay' from 'tvm'"),
         V.INCONCLUSIVE,
     ),

@@ -3123,3 +3123,12 @@ def test_a_markdown_table_of_values_is_the_shown_output() -> None:
     # a table under another heading after the script is not its output
     env = f"{F}python\n{script}{F}\n\n### Environment\n\n| OS | Ubuntu 22.04 |\n|---|---|\n| tvm | 0.27 |\n"
     assert extract_repro(issue(env)).shown_output == ""
+
+
+def test_a_fence_left_open_to_the_end_stops_before_the_prose_after_it() -> None:
+    script = ("import numpy as np\nimport tvm\n\nx = tvm.runtime.tensor(np.zeros(4, 'float32'))\n"
+              "print(x.numpy()[:2])\n# prints [0. 0.]  expected [1. 1.]\n")
+    body = f"The result is all zeros.\n\n{F}python\n{script}\nCUDA 12.2, driver 535, tvm built from source (v0.27.0 tag)\n"
+    r = extract_repro(issue(body))
+    assert r.found and r.script.rstrip().endswith("# prints [0. 0.]  expected [1. 1.]")
+    assert "CUDA 12.2" not in r.script

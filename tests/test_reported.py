@@ -1308,6 +1308,9 @@ def test_tvms_log_warning_about_segfaults_is_not_a_crash() -> None:
          "InternalError (Check failed) instead of a ValueError.\n\n```\ntvm.error.InternalError: "
          "Check failed: (new_axis != axes[j]) is false: repeated axis in transpose\n```",
          Outcome.INTERNAL_ERROR, "Check failed: (new_axis != axes[j]) is false"),
+        # numpy's own words for a failed result check, quoted: a wrong result, not TVM's error
+        ("clip(NaN) gives 1.0 instead of NaN", "It prints the two arrays and then the assert "
+         "fails with `nan location mismatch`.", Outcome.WRONG_RESULT, "nan location mismatch"),
     ],
 )
 def test_reported_table_session_14(title: str, text: str, outcome: Outcome, sig: str) -> None:

@@ -8,6 +8,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bot import lazyre
+from bot.extract.cutoff import cut_tail
 from bot.extract.patterns import (
     ENV_SECTION_RE,
     ESCAPED_PROMPT_RE,
@@ -181,6 +182,9 @@ _TEMPLATE_HEADING_RE = lazyre.compile(
     r"|triage|additional context|system info)\b", re.I)
 
 
+_FENCE_LINE_RE = lazyre.compile(r"^\s{0,3}(?:`{3,}|~{3,})\s*$")
+
+
 def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | None:
     """Where to insert the closing fence of the first fence left open, and the fence line."""
     lines: list[str] | None = None
@@ -201,8 +205,22 @@ def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | Non
         if heading > 0 and any(not body[k].lstrip().startswith("#") for k in nonblank
                                if k > heading) and parse_py("\n".join(body[:heading])) is not None:
             last = heading
-        elif parse_py(tok.content) is not None or not HEADING_RE.match(body[last]):
+        elif parse_py(tok.content) is not None:
             continue
+        elif not HEADING_RE.match(body[last]):
+            # Open to the end of the text, the script then a line of prose ("CUDA 12.2, driver
+            # 535"): the fence ends at the last blank line before which the code parses.
+            lines = lines or text.split("\n")
+            tail = [ln for ln in lines[end - 1:] if ln.strip()]
+            if any(ln.strip() for ln in lines[end:]) or (tail and _FENCE_LINE_RE.match(tail[-1])):
+                continue  # (closed, or not open to the end)
+            if cut_tail(tok.content)[1]:
+                continue  # the paste is cut off inside its last statement (bot.extract.cutoff)
+            blanks = [k for k in range(len(body) - 1, 0, -1) if not body[k].strip()][:8]
+            cut = next((k for k in blanks if parse_py("\n".join(body[:k])) is not None), None)
+            if cut is None:
+                continue
+            last = cut
         insert_at = start + 1 + last
         if insert_at >= end:
             continue

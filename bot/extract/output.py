@@ -46,27 +46,33 @@ def _is_label(line: str) -> bool:
     return bool(_LABEL_RE.search(line) or OUTPUT_COMMENT_RE.match(line))
 
 
+_FENCE_RE = Pattern(r"^\s{0,3}(?:`{3,}|~{3,})")
+
+
 def shown_in_block_tail(text: str, script: str) -> str:
-    """Output pasted in the script's own block after it, under a label ("Actual:" then the
-    lines, up to a blank line or the "Expected (numpy):" label), as in a fence left open."""
+    """Output pasted after the script under a label ("Actual:" then the lines, up to a blank
+    line, a fence or the "Expected (numpy):" label), in its own block as in a fence left open,
+    or right after it."""
     last = next((ln.strip() for ln in reversed(script.splitlines()) if ln.strip()), "")
     lines = text.split("\n")
     at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() == last), None)
     if not last or at is None:
         return ""
     rest = lines[at + 1: at + 1 + 60]
-    k = next((i for i, ln in enumerate(rest) if ln.strip()), None)
+    k = next((i for i, ln in enumerate(rest) if ln.strip() and not _FENCE_RE.match(ln)), None)
     if k is None or not _is_label(rest[k]) or _EXPECTED_WORDS_RE.search(rest[k]):
         return ""
     shown: list[str] = []
     for ln in rest[k + 1:]:
-        if not ln.strip() and not shown:
-            continue  # ("output:", a blank line, then the lines)
-        if not ln.strip() or ln.rstrip().endswith(":"):
+        if (not ln.strip() or _FENCE_RE.match(ln)) and not shown:
+            continue  # ("output:", a blank line or a fence, then the lines)
+        if not ln.strip() or ln.rstrip().endswith(":") or _FENCE_RE.match(ln):
             break
         shown.append(ln)
     out = "\n".join(shown)
-    return out[:MAX_SHOWN] if shown and any(ch.isdigit() for ch in out) else ""
+    if not shown or not any(ch.isdigit() for ch in out) or _is_program(out):
+        return ""  # (more code is not printed output)
+    return out[:MAX_SHOWN]
 
 
 def actual_section_output(src: Source) -> str:

@@ -276,9 +276,11 @@ def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
         # ``$ python -c '...'`` and what it printed, below it in the same block
         shown = dash_c_output(mine[0].text)
     if not shown and src is not None and len(repro.blocks) == 1:
-        # "Actual:" and its lines after the script in its own block (a fence left open)
+        # "Actual:" and its lines after the script in its own block (a fence left open, or
+        # closed by the repair right after the script: the label then follows the block)
         block = next((b for b in src.blocks if b.label == repro.blocks[0]), None)
-        shown = shown_in_block_tail(block.text, repro.script) if block is not None else ""
+        shown = shown_in_block_tail("\n".join(src.lines[block.start:]), repro.script) \
+            if block is not None else ""
     if not shown and src is not None and src.name != "body" and sources:
         # the script in a comment, its output under "Actual behavior" in the body
         shown = actual_section_output(sources[0])

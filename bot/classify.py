@@ -825,7 +825,8 @@ _COMPILES_RE = lazyre.compile(
 
 def _compiled_before(script: str, err: PyError) -> bool:
     """Before the module-level line where ``err`` was raised, a module-level statement of
-    ``script`` built or ran a TVM program (:data:`_COMPILES_RE`)."""
+    ``script`` built or ran a TVM program (:data:`_COMPILES_RE`), itself or by calling one of
+    the script's functions that does."""
     line = next((f.line for f in err.frames if f.kind == "script"), 0)
     if not line:
         return False
@@ -833,6 +834,10 @@ def _compiled_before(script: str, err: PyError) -> bool:
     if tree is None:
         return False
     lines = script.split("\n")
+
+    def source(node: ast.stmt) -> str:
+        return "\n".join(lines[node.lineno - 1: node.end_lineno or node.lineno])
+
     # raised inside one of the script's functions (a pasted pytest test): the statements of that
     # function above the failing line count too
     deepest = next((f.line for f in reversed(err.frames) if f.kind == "script"), 0)
@@ -842,12 +847,8 @@ def _compiled_before(script: str, err: PyError) -> bool:
             for stmt in func.body:
                 if stmt.lineno >= deepest:
                     break
-                text = "\n".join(lines[stmt.lineno - 1: stmt.end_lineno or stmt.lineno])
-                if _COMPILES_RE.search(text):
+                if _COMPILES_RE.search(source(stmt)):
                     return True
-    def source(node: ast.stmt) -> str:
-        return "\n".join(lines[node.lineno - 1: node.end_lineno or node.lineno])
-
     # the script's own functions that build or run the program (`def run(opt_level): ...
     # tvm.compile(...)`): a module-level call to one of them counts as the build
     builders = {f.name for f in tree.body

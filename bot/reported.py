@@ -282,14 +282,18 @@ def _output_should_not_hold(repro: Repro) -> Callable[[list[_Line]], Reported | 
     return finder
 
 
+def _shown_chunks(repro: Repro) -> list[str]:
+    """The lines of the output the reporter shows, an array spread over lines joined."""
+    return [ln.strip() for ln in printed_chunks(repro.shown_output.split("\n"))]
+
+
 def _shown_pair_differs(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
     """The output the reporter shows their script printing has TVM's value and the
     reference's, each under its label, and they differ ("tvm count: [ True  True]" above
     "expected : [4 1]"): a wrong result, with no word needed."""
 
     def finder(lines: list[_Line]) -> Reported | None:
-        shown = [ln.strip() for ln in printed_chunks(repro.shown_output.split("\n"))]
-        line = printed_pair_differs(shown) if repro.shown_output else ""
+        line = printed_pair_differs(_shown_chunks(repro)) if repro.shown_output else ""
         return Reported(Outcome.WRONG_RESULT, signature=line, evidence=(line,)) if line else None
 
     return finder
@@ -297,7 +301,8 @@ def _shown_pair_differs(repro: Repro) -> Callable[[list[_Line]], Reported | None
 
 # "expected `x` and `x * 2 + y`", "I expect `[1 2]`", "should be `4`": the value wanted, quoted.
 _EXPECTED_QUOTED_RE = lazyre.compile(
-    r"^\W{0,3}(?:but\s+)?(?:(?:i|it|this|that|the (?:result|output|value|answer))\s+)?(?:expected|expect(?:ing)?|should\s+(?:be|give|print|return))"
+    r"^\W{0,3}(?:but\s+)?(?:(?:i|it|this|that|the (?:result|output|value|answer))\s+)?"
+    r"(?:expected|expect(?:ing)?|should\s+(?:be|give|print|return))"
     r"\b[^`.\n]{0,30}`([^`\n]{1,200})`", re.I)
 
 
@@ -334,7 +339,7 @@ def _shown_then_reference(repro: Repro) -> Callable[[list[_Line]], Reported | No
     no word needed."""
 
     def finder(lines: list[_Line]) -> Reported | None:
-        got = ATOM_RE.findall(" ".join(printed_chunks(repro.shown_output.split("\n"))))
+        got = ATOM_RE.findall(" ".join(_shown_chunks(repro)))
         if not got:
             return None
         for k, ln in enumerate(lines[:-1]):

@@ -12,6 +12,7 @@ from bot.extract.cutoff import cut_tail
 from bot.extract.patterns import (
     ENV_SECTION_RE,
     ESCAPED_PROMPT_RE,
+    FENCE_RE,
     HEADING_RE,
     HTML_ENTITY_RE,
     HTML_LINE_RE,
@@ -182,9 +183,6 @@ _TEMPLATE_HEADING_RE = lazyre.compile(
     r"|triage|additional context|system info)\b", re.I)
 
 
-_FENCE_LINE_RE = lazyre.compile(r"^\s{0,3}(?:`{3,}|~{3,})\s*$")
-
-
 def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | None:
     """Where to insert the closing fence of the first fence left open, and the fence line."""
     lines: list[str] | None = None
@@ -212,7 +210,8 @@ def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | Non
             # 535"): the fence ends at the last blank line before which the code parses.
             lines = lines or text.split("\n")
             tail = [ln for ln in lines[end - 1:] if ln.strip()]
-            if any(ln.strip() for ln in lines[end:]) or (tail and _FENCE_LINE_RE.match(tail[-1])):
+            if any(ln.strip() for ln in lines[end:]) or (
+                    tail and FENCE_RE.match(tail[-1]) and not tail[-1].strip().strip("`~")):
                 continue  # (closed, or not open to the end)
             if cut_tail(tok.content)[1]:
                 continue  # the paste is cut off inside its last statement (bot.extract.cutoff)

@@ -15,7 +15,7 @@ import ast
 import re
 
 from bot.extract.markdown import Block, Source, is_section_heading, last_paragraph, unhtml
-from bot.extract.patterns import PY_DASH_C_RE, PY_TAGS, Pattern
+from bot.extract.patterns import FENCE_RE, PY_DASH_C_RE, PY_TAGS, Pattern
 from bot.extract.pysyntax import OUTPUT_COMMENT_RE, is_error_output, parse_py
 
 # At most this much of the shown output is kept (it is compared line by line with a run's).
@@ -46,9 +46,6 @@ def _is_label(line: str) -> bool:
     return bool(_LABEL_RE.search(line) or OUTPUT_COMMENT_RE.match(line))
 
 
-_FENCE_RE = Pattern(r"^\s{0,3}(?:`{3,}|~{3,})")
-
-
 def shown_in_block_tail(text: str, script: str) -> str:
     """Output pasted after the script under a label ("Actual:" then the lines, up to a blank
     line, a fence or the "Expected (numpy):" label), in its own block as in a fence left open,
@@ -59,14 +56,14 @@ def shown_in_block_tail(text: str, script: str) -> str:
     if not last or at is None:
         return ""
     rest = lines[at + 1: at + 1 + 60]
-    k = next((i for i, ln in enumerate(rest) if ln.strip() and not _FENCE_RE.match(ln)), None)
+    k = next((i for i, ln in enumerate(rest) if ln.strip() and not FENCE_RE.match(ln)), None)
     if k is None or not _is_label(rest[k]) or _EXPECTED_WORDS_RE.search(rest[k]):
         return ""
     shown: list[str] = []
     for ln in rest[k + 1:]:
-        if (not ln.strip() or _FENCE_RE.match(ln)) and not shown:
+        if (not ln.strip() or FENCE_RE.match(ln)) and not shown:
             continue  # ("output:", a blank line or a fence, then the lines)
-        if not ln.strip() or ln.rstrip().endswith(":") or _FENCE_RE.match(ln):
+        if not ln.strip() or ln.rstrip().endswith(":") or FENCE_RE.match(ln):
             break
         shown.append(ln)
     out = "\n".join(shown)

@@ -74,6 +74,9 @@ FAILED_OUTPUT_RE = Pattern(
     r"Floating point exception|Fatal Python error|terminate called|Check failed)"
 )
 
+# A fence line, opening or closing (```` ``` ````, ``~~~python``).
+FENCE_RE = Pattern(r"^\s{0,3}(?:`{3,}|~{3,})")
+
 OUTPUT_LINE_RE = Pattern(
     r"^\s*(?:Traceback \(most recent call last\)"
     r"|\[\d\d:\d\d:\d\d\]"  # TVM log lines

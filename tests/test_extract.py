@@ -3132,3 +3132,16 @@ def test_a_fence_left_open_to_the_end_stops_before_the_prose_after_it() -> None:
     r = extract_repro(issue(body))
     assert r.found and r.script.rstrip().endswith("# prints [0. 0.]  expected [1. 1.]")
     assert "CUDA 12.2" not in r.script
+
+
+def test_a_printed_module_cut_off_with_the_text_is_not_joined_to_the_script() -> None:
+    # The stored text ends inside the printed module under "Actual behavior" (its fence never
+    # closed): the code before its last blank line parses, but what follows is more code, not
+    # prose -- the fence is not closed there, and the module stays out of the script.
+    script = "import tvm\nfrom tvm import relax as rx\nbb = rx.BlockBuilder()\nprint(bb.get())\n"
+    ir = ("@tvm.script.ir_module\nclass Module:\n    @R.function\n    def func1(a: R.Tensor):\n"
+          "        return a\n\n    @R.function\n")
+    body = f"{F}python\n{script}{F}\n\n### Actual behavior\n\nThis prints:\n\n{F}python\n{ir}"
+    r = extract_repro(issue(body))
+    assert_script(r, script)
+    assert r.blocks == ("body#0",)

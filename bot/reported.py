@@ -38,6 +38,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from bot import lazyre
+from bot.fragments import imports_only
 from bot.models import Issue, Outcome, Reported, Repro
 from bot.printed import ATOM_RE, printed_chunks, printed_pair_differs, same_atoms
 from bot.records import record, replace
@@ -357,6 +358,27 @@ def _shown_then_reference(repro: Repro) -> Callable[[list[_Line]], Reported | No
     return finder
 
 
+# "it seems there is some confliction", "the two libraries clash": they cannot be loaded together.
+_CLASH_RE = lazyre.compile(r"\b(?:conflict\w*|confliction|clash\w*)\b", re.I)
+
+
+def _import_clash(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """The script only imports two or more packages ("import torch" then "import tvm", either
+    order) and the reporter says they conflict, with no message: two native libraries that
+    take the process down when loaded together (clashing symbols, a segfault at import)."""
+
+    def finder(lines: list[_Line]) -> Reported | None:
+        if len(imports_only(repro.script)) < 2:
+            return None
+        for ln in lines:
+            m = None if ln.fenced else _CLASH_RE.search(ln.text)
+            if m and not _negated(ln.text, m.start()):
+                return Reported(Outcome.CRASH, signature="", evidence=(ln.text.strip(),))
+        return None
+
+    return finder
+
+
 def _negated(text: str, start: int) -> bool:
     return bool(NEGATION_RE.search(text[max(0, start - 40) : start]))
 
@@ -388,6 +410,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _shown_then_expected(repro),
         _shown_then_reference(repro),
         _refusal_as_title,
+        _import_clash(repro),
     )
     retried = _retried_on_newer(lines)
     if retried:

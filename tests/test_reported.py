@@ -1395,6 +1395,24 @@ def test_a_shown_output_then_the_references_that_differs(intro: str, ref: str,
     assert (got is not None and got.outcome == Outcome.WRONG_RESULT) is wrong, got
 
 
+@pytest.mark.parametrize(("script", "text", "crash"), [
+    ("import tvm\nimport torch\n", "Either order, it seems there is some confliction.", True),
+    ("import torch\nimport tvm\n", "The two libraries clash when loaded together.", True),
+    # one import: nothing to clash with
+    ("import tvm\n", "It seems there is some confliction with my conda env.", False),
+    # a script that does more than import: its own failure is read as usual
+    ("import tvm\nimport torch\nprint(tvm.cpu())\n", "Some confliction, I think.", False),
+    # no conflict named
+    ("import tvm\nimport torch\n", "Importing both is slow.", False),
+    ("import tvm\nimport torch\n", "There is no conflict between them now, thanks.", False),
+])
+def test_two_imports_said_to_conflict_are_a_crash(script: str, text: str, crash: bool) -> None:
+    repro = Repro(found=True, script=script, blocks=("body:unfenced",), shape="unfenced")
+    got = parse_reported(Issue(title="Error when import torch and import tvm", body=text,
+                               author="alice"), repro)
+    assert (got is not None and got.outcome == Outcome.CRASH) is crash, got
+
+
 def test_a_value_the_script_prints_with_its_subject_left_out() -> None:
     text = "SSA is violated, but `verify_well_formed` returns True.\n\nPrints `True`. Expected: False."
     got = parse_reported(Issue(title="verify_well_formed accepts a bad function", body=body(text),

@@ -216,7 +216,7 @@ def _unclosed_fence_end(text: str, tokens: list[Token]) -> tuple[int, str] | Non
             if cut_tail(tok.content)[1]:
                 continue  # the paste is cut off inside its last statement (bot.extract.cutoff)
             blanks = [k for k in range(len(body) - 1, 0, -1) if not body[k].strip()][:8]
-            cut = next((k for k in blanks if parse_py("\n".join(body[:k])) is not None), None)
+            cut = next((k for k in blanks if parse_py("\n".join(body[:k])) is not None), 0)
             prose = next((ln for ln in body[cut:] if ln.strip()), "") if cut else ""
             if not prose or prose[:1].isspace() or prose.startswith(("@", "#")) \
                     or parse_py(prose) is not None:

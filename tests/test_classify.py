@@ -1259,6 +1259,17 @@ _WRONG = Reported(Outcome.WRONG_RESULT, "should be 2.5 but returns 2")
         # a line the reporter cut short ("...") carries no value of its own: the rest is compared
         ('metal\n{"kind":"llvm","keys":["arm_cpu"],"a":1,"mcpu":"apple-m2"}\n1024\n256\n',
          'metal\n{"kind":"llvm",...,"mcpu":"apple-m2"}\n1024\n256', _WRONG, Outcome.WRONG_RESULT),
+        # the same numbers at another line width: the same array
+        ("[[-3.4e+38  0.  2.  5.]\n [ 1.  7.  8.  9.]]\n",
+         "[[-3.4e+38  0.  2.\n   5.  1.  7.\n   8.  9.]]", _WRONG, Outcome.WRONG_RESULT),
+        # printed IR: its shapes' numbers in order are not the same text (the line the report
+        # shows, `unused = ...`, is gone)
+        ('with R.dataflow():\n    a: R.Tensor((2, 3), dtype="float32") = R.add(x, x)\n'
+         '    c: R.Tensor((2, 3), dtype="float32") = R.multiply(a, a)\n    R.output(c)\n',
+         'with R.dataflow():\n    a: R.Tensor((2, 3), dtype="float32") = R.add(x, x)\n'
+         '    unused: R.Tensor((2, 3), dtype="float32") = R.subtract(x, x)\n'
+         '    c: R.Tensor((2, 3), dtype="float32") = R.multiply(a, a)\n    R.output(c)',
+         _WRONG, Outcome.PASSED),
         # a warning TVM logged (to stderr) among the lines shown is no printed output
         ("[1. 0.]\n", "Warning: Fast mode segfaults when there are out-of-bounds indices.\n[1. 0.]",
          _WRONG, Outcome.WRONG_RESULT),

@@ -3145,3 +3145,49 @@ def test_a_printed_module_cut_off_with_the_text_is_not_joined_to_the_script() ->
     r = extract_repro(issue(body))
     assert_script(r, script)
     assert r.blocks == ("body#0",)
+
+
+@pytest.mark.parametrize(("comment", "taken"), [
+    ("I can reproduce without onnx:", True),
+    ("Here is the relax-only version:", True),
+    # not offered as a reduction of the bug
+    ("For comparison, this one works fine:", False),
+    ("Unrelated, but how do I print the IR?", False),
+])
+def test_a_reduction_without_the_framework_in_a_comment_is_run(comment: str,
+                                                               taken: bool) -> None:
+    onnx_script = ("import onnx\nfrom tvm.relax.frontend.onnx import from_onnx\nimport tvm\n"
+                   "m = onnx.load('model.onnx')\nmod = from_onnx(m)\n"
+                   "ex = tvm.compile(mod, 'llvm')\n")
+    relax_script = ("import numpy as np\nimport tvm\nfrom tvm import relax\n"
+                    "bb = relax.BlockBuilder()\nprint(bb)\n")
+    body = f"Converting fails:\n\n{F}python\n{onnx_script}{F}\n"
+    later = f"{comment}\n\n{F}python\n{relax_script}{F}\n"
+    r = extract_repro(issue(body, ("maintainer", later)))
+    if taken:
+        assert_script(r, relax_script)
+        assert "needs `onnx`" in r.reason and "@maintainer" in r.reason
+        # ... unless the author answers that it does not show their bug
+        no = "the reduced one does not crash the same for me, only the onnx one"
+        assert_script(extract_repro(issue(body, ("maintainer", later), ("alice", no))),
+                      onnx_script)
+    else:
+        assert_script(r, onnx_script)
+
+
+def test_the_module_a_script_printed_is_its_shown_output_not_more_code() -> None:
+    script = ("import tvm\nfrom tvm.script import tirx as T\n\n\n@T.prim_func\n"
+              "def func(A: T.Buffer((16,), \"float32\")):\n    for i in range(16):\n"
+              "        A[i] = T.float32(0) * A[i] + T.float32(1)\n\n\nprint(func.script())\n")
+    printed = ("@T.prim_func\ndef func(A: T.Buffer((16,), \"float32\")):\n"
+               "    for i in range(16):\n        A[i] = T.float32(1.0)\n")
+    body = f"{F}python\n{script}{F}\n\nprinted:\n\n{F}\n{printed}{F}\n\nThe load is gone.\n"
+    r = extract_repro(issue(body))
+    assert_script(r, script)
+    assert r.blocks == ("body#0",) and r.shown_output == printed
+    # ... and under "Actual behavior", above the script
+    above = (f"### Actual behavior\n\n{F}\n{printed}{F}\n\n### Steps to reproduce\n\n"
+             f"{F}python\n{script}{F}\n")
+    r = extract_repro(issue(above))
+    assert_script(r, script)
+    assert r.shown_output == printed

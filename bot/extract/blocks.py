@@ -4,7 +4,7 @@ import ast
 import re
 
 from bot import lazyre
-from bot.extract.candidates import Code, classify_block
+from bot.extract.candidates import Code, classify_block, is_printed_ir
 from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
 from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
@@ -215,8 +215,8 @@ def _joined(src: Source, codes: list[Code]) -> tuple[Repro | None, Notes]:
     for c in codes:
         if c.block.start <= primary.block.start or c.kind not in ("script", "defs", "stmts"):
             continue
-        if id(c) in used:
-            continue
+        if id(c) in used or is_printed_ir(c):
+            continue  # (the module the script printed, shown after it, is not more of it)
         if offered_as_working(c.block.prose):
             header = set()
             continue

@@ -14,6 +14,7 @@ from bot.extract.patterns import (
     OUTPUT_PROSE_RE,
     OUTPUT_SECTION_RE,
     PLAIN_TAGS,
+    PRINTED_IR_RE,
     PY_TAGS,
     QUOTE_FAILS_TOO_RE,
     SHELL_TAGS,
@@ -171,6 +172,13 @@ def is_printed_output(code: Code) -> bool:
                            and all(value_like(k.value) for k in c.keywords))
         for c in calls
     )
+
+
+def is_printed_ir(code: Code) -> bool:
+    """Definitions with no import that the text introduces as output ("printed:", "Output:"):
+    the module the script printed (TVMScript parses as Python), not more of the script."""
+    return (code.kind == "defs" and not has_import(code.tree)
+            and bool(PRINTED_IR_RE.search(code.code)) and introduced_as_output(code.block))
 
 
 def introduced_as_output(block: Block) -> bool:

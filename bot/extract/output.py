@@ -15,7 +15,7 @@ import ast
 import re
 
 from bot.extract.markdown import Block, Source, is_section_heading, last_paragraph, unhtml
-from bot.extract.patterns import FENCE_RE, PY_DASH_C_RE, PY_TAGS, Pattern
+from bot.extract.patterns import FENCE_RE, PRINTED_IR_RE, PY_DASH_C_RE, PY_TAGS, Pattern
 from bot.extract.pysyntax import OUTPUT_COMMENT_RE, is_error_output, parse_py
 
 # At most this much of the shown output is kept (it is compared line by line with a run's).
@@ -270,13 +270,19 @@ def _is_program(text: str) -> bool:
     return tree is not None and not all(isinstance(s, ast.Expr | ast.AnnAssign) for s in tree.body)
 
 
+_IMPORT_LINE_RE = Pattern(r"^\s*(?:import|from)\s+\w", re.M)
+
+
 def _is_shown_output(b: Block) -> bool:
     if b.lang in PY_TAGS or not any(ch.isdigit() for ch in b.text):
         return False
-    if _is_program(b.text):
-        return False
     intro = last_paragraph(b.prose)
     actual = b.section.lower().startswith("actual")
+    if _is_program(b.text) and not (
+            # the module the script printed ("printed:", under "Actual behavior"), which parses
+            PRINTED_IR_RE.search(b.text) and not _IMPORT_LINE_RE.search(b.text)
+            and (actual or _OUTPUT_WORDS_RE.search(intro))):
+        return False
     if not intro.strip() and not b.section.lower().startswith("expected"):
         # right under the script, not a word between: what it printed (not an error it raised)
         return not any(is_error_output(ln) for ln in b.text.split("\n"))

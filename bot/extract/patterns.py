@@ -74,6 +74,9 @@ FAILED_OUTPUT_RE = Pattern(
     r"Floating point exception|Fatal Python error|terminate called|Check failed)"
 )
 
+# TVMScript as TVM prints it: a decorated module or function, annotated buffers and tensors.
+PRINTED_IR_RE = Pattern(r"@(?:T\.prim_func|R\.function|I\.ir_module)\b|\b(?:T\.Buffer|R\.Tensor)\(")
+
 # A fence line, opening or closing (```` ``` ````, ``~~~python``).
 FENCE_RE = Pattern(r"^\s{0,3}(?:`{3,}|~{3,})")
 
@@ -420,6 +423,13 @@ PY_VERSIONED_RE = Pattern(r"^(python|py|ipython)[-_ ]?\d+(?:\.\d+)*$")
 # The author's own words saying a script quoted from someone else fails for them too.
 # Someone else's code that they say is another problem ("maybe related, this errors out for
 # me (not a segfault though)"): not the reporter's repro.
+# The author turns a reduction down: "the reduced one does not crash the same for me, only the
+# onnx one", "yours doesn't reproduce here".
+REJECTS_RE = Pattern(
+    r"\b(?:does(?:n'?t| not)|did(?:n'?t| not)|won'?t)\s+(?:crash|fail|reproduce|segfault|happen|"
+    r"show)\w*\s+(?:the same|for me|here)\b|\bonly (?:the|with|in) (?:onnx|torch|pytorch|original|"
+    r"first|full)\b", re.I)
+
 NOT_SAME_RE = Pattern(
     r"\b(?:maybe|might be|possibly|perhaps|could be|probably) related\b|\bnot (?:the )?same\b|"
     r"\b(?:a )?different (?:error|issue|problem|failure|bug|crash)\b|\bunrelated\b|"

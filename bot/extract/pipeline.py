@@ -81,6 +81,7 @@ from bot.extract.patterns import (
     PORTED_RE,
     PROSE_IMPORT_RE,
     QUOTE_FAILS_TOO_RE,
+    REJECTS_RE,
     REPRO_WORDS_RE,
     RETRACTS_RE,
     SAME_HERE_RE,
@@ -102,7 +103,7 @@ from bot.extract.rules import offered_as_working, only_offered_as_working
 from bot.extract.shell import shell_dash_c, shell_in_blocks, shell_in_prose
 from bot.extract.testfuncs import with_test_calls
 from bot.extract.unfenced import from_unfenced, more_code
-from bot.extract.unused import without_unused_frameworks
+from bot.extract.unused import frameworks_of, without_unused_frameworks
 from bot.fragments import fragment_at_start
 from bot.models import Issue, Repro
 from bot.records import record, replace
@@ -192,7 +193,8 @@ def extract_repro(issue: Issue) -> Repro:
             later = later_smaller_repro(sources[k + 1 :]) or \
                 continued_in_comment(repro, sources[k + 1 :]) or \
                 imports_in_comment(repro, sources[k + 1 :]) or adopted_script(issue) or \
-                ported_by_other(issue, repro) or whole_script_for_fragment(repro, sources[k + 1 :])
+                ported_by_other(issue, repro) or reduced_without_framework(issue, repro) or \
+                whole_script_for_fragment(repro, sources[k + 1 :])
             return without_unused_frameworks(with_cut_tail(with_test_calls(with_file_note(
                 with_env(with_args(_with_shown_output(later or repro, sources), all_author_text),
                          all_author_text)))), all_author_text)
@@ -396,6 +398,32 @@ def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
             return replace(port, reason=(
                 f"The issue's script uses `{stale}`, which this TVM no longer has; the bot "
                 f"ran the port to the current API that @{c.author} posted in comment {n}."))
+    return None
+
+
+def reduced_without_framework(issue: Issue, repro: Repro) -> Repro | None:
+    """The author's script needs a framework (onnx, torch) and a comment -- the author's or a
+    maintainer's -- offers a reduction to TVM alone ("I can reproduce without onnx:", "the
+    relax-only version"): that runs where the framework is absent and shows the same bug. The
+    reason says whose it is."""
+    needed = frameworks_of(repro.script)
+    if not needed:
+        return None
+    for n, c in enumerate(issue.comments, start=1):
+        intro = re.split(r"```|~~~", c.body)[0]
+        if not SMALLER_RE.search(intro) or FIX_RE.search(intro) or only_offered_as_working(intro):
+            continue
+        if any(later.author == issue.author and (NOT_SAME_RE.search(later.body)
+                                                 or REJECTS_RE.search(later.body))
+               for later in issue.comments[n:]):
+            continue  # the author says the reduction does not show their bug
+        other = read_source(f"comment{n}", c.body, by_author=c.author == issue.author)
+        found = from_blocks(other, own_blocks(other))[0]
+        if found is not None and not frameworks_of(found.script):
+            said = ", ".join(f"`{f}`" for f in needed)
+            return replace(found, reason=(
+                f"The issue's script needs {said}; the bot ran the reduction to TVM alone that "
+                f"@{c.author} posted in comment {n}."))
     return None
 
 

@@ -67,3 +67,27 @@ def without_unused_frameworks(repro: Repro, text: str) -> Repro:
     said = ", ".join(f"`{n}`" for n in names)
     note = f"The script imports {said} but never uses it: the bot ran it without that import."
     return replace(repro, script=script, reason=f"{repro.reason} {note}".strip())
+
+
+# TVM's importers, by the name of the framework they read (``tvm.relax.frontend.onnx``).
+_FRONTENDS = frozenset({"onnx", "torch", "tflite", "tensorflow", "keras", "paddle", "mxnet",
+                        "caffe", "coreml", "darknet", "stablehlo"})
+
+
+def frameworks_of(script: str) -> tuple[str, ...]:
+    """The frameworks ``script`` imports (``import onnx``), itself or through TVM's importer
+    for them (``from tvm.relax.frontend.torch import from_exported_program``), sorted."""
+    tree = parse_py(script)
+    if tree is None:
+        return ()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        paths = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+        for path in paths:
+            parts = path.split(".")
+            if parts[0] in FRAMEWORKS:
+                out.add(parts[0])
+            if "frontend" in parts[:-1] and parts[parts.index("frontend") + 1] in _FRONTENDS:
+                out.add(parts[parts.index("frontend") + 1])
+    return tuple(sorted(out))

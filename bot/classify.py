@@ -38,6 +38,7 @@ from bot.fragments import (
     quoted_names,
     read_before_bound,
     unbound_names,
+    unused_module,
 )
 from bot.models import Classification, Outcome, Reported, RunResult
 from bot.needs import GPU_DEVICES
@@ -901,6 +902,10 @@ def _incomplete(err: PyError, run: RunResult, script: str) -> Classification | N
             # The script built and ran its TVM program before this name stopped it (a slip in
             # its reference check: `refs` for `ref`, a forgotten `eps`): the script's own error,
             # not a fragment of a longer program.
+            return None
+        if m and unused_module(script):
+            # `LegalizeOps()(mod)` beside an `@I.ir_module class Conv` nothing uses: the module
+            # the script wrote is the one it meant (its own slip), not a missing part.
             return None
         at_module = bool(e.frames) and e.frames[-1].kind == "script" and \
             e.frames[-1].func == "<module>"

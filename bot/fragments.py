@@ -524,3 +524,24 @@ def imports_only(script: str) -> tuple[str, ...]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             mods.append(node.module)
     return tuple(dict.fromkeys(mods))
+
+
+def unused_module(script: str) -> str:
+    """The name of a TVMScript module or function the script defines at the top level
+    (``@I.ir_module class Conv``, ``@T.prim_func def f``) and never uses, or "": with a name
+    it reads and never binds (``LegalizeOps()(mod)``), the module it wrote is what it meant --
+    a slip of the script's own, not a part left out."""
+    tree = _parse(script)
+    if tree is None:
+        return ""
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef | ast.FunctionDef) or node.name in loaded:
+            continue
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            name = target.attr if isinstance(target, ast.Attribute) else \
+                target.id if isinstance(target, ast.Name) else ""
+            if name in ("ir_module", "prim_func", "function"):
+                return node.name
+    return ""

@@ -1544,6 +1544,12 @@ def test_a_slip_after_the_program_ran_is_the_scripts_own_error(tmp_path: Path) -
     run = real_run(in_function, tmp_path / "g")
     cls = classify(run, script=in_function)
     assert cls.outcome == Outcome.PYTHON_ERROR and "res_3" in cls.signature, cls
+    # `mod` read beside a module the script wrote and never used: the module it meant
+    unused = textwrap.dedent(script).split("vm = relax")[0] + \
+        "mod = relax.transform.LegalizeOps()(mod)\nprint(mod)\n"
+    run = real_run(unused, tmp_path / "u")
+    cls = classify(run, script=unused)
+    assert cls.outcome == Outcome.PYTHON_ERROR and "mod" in cls.signature, cls
     # the same name used before anything was built is a fragment, as before
     fragment = "import tvm\nfrom tvm import relax\nex = tvm.compile(mod, target='llvm')\n"
     run = real_run(fragment, tmp_path / "f")

@@ -262,3 +262,18 @@ def test_a_name_read_before_bound_inside_a_with_block(script: str, name: str,
     from bot.fragments import read_before_bound
 
     assert read_before_bound(script, name) is fragment
+
+
+@pytest.mark.parametrize(("script", "name"), [
+    ("@I.ir_module\nclass Conv:\n    pass\nmod = LegalizeOps()(mod)\n", "Conv"),
+    ("@T.prim_func\ndef f(A):\n    pass\nlib = tvm.compile(func)\n", "f"),
+    ("@tvm.script.ir_module\nclass M:\n    pass\n", "M"),
+    # used: nothing is left over
+    ("@I.ir_module\nclass Conv:\n    pass\nmod = LegalizeOps()(Conv)\n", ""),
+    # a plain class or function is not a TVM module
+    ("class Conv:\n    pass\nmod = f(mod)\n", ""),
+])
+def test_a_tvm_module_the_script_defines_and_never_uses(script: str, name: str) -> None:
+    from bot.fragments import unused_module
+
+    assert unused_module(script) == name

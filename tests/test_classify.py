@@ -1752,6 +1752,10 @@ def test_name_errors_fragment_or_slip(script: str, line: int, func: str, name: s
     # two prints that are not TVM's result against numpy's
     ("import numpy as np\nprint(np.ones(2))\nprint(np.zeros(2))\n", "[1. 1.]\n[0. 0.]\n",
      Outcome.PASSED),
+    # the last print is the comparison itself, and it held
+    ("import numpy as np\nx = np.ones(4)\nprint(repr(t.numpy()))\n"
+     "print(np.array_equal(t.numpy(), x))\n", "array([1., 1.], dtype=float32)\nTrue\n",
+     Outcome.PASSED),
 ])
 def test_a_script_that_ends_printing_tvms_result_then_numpys(script: str, stdout: str,
                                                             outcome: Outcome) -> None:

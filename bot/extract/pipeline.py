@@ -420,7 +420,7 @@ def reduced_without_framework(issue: Issue, repro: Repro) -> Repro | None:
         other = read_source(f"comment{n}", c.body, by_author=c.author == issue.author)
         found = from_blocks(other, own_blocks(other))[0]
         if found is not None and not frameworks_of(found.script):
-            said = ", ".join(f"`{f}`" for f in needed)
+            said = ", ".join(f"`{f.removeprefix('other:')}`" for f in needed)
             return replace(found, reason=(
                 f"The issue's script needs {said}; the bot ran the reduction to TVM alone that "
                 f"@{c.author} posted in comment {n}."))

@@ -14,6 +14,7 @@ import re
 
 from bot.extract.pysyntax import imports_only, parse_py
 from bot.models import Repro
+from bot.needs import detect_needs
 from bot.records import replace
 
 # Frameworks whose import alone is heavy and whose absence stops a run (top-level package).
@@ -69,25 +70,7 @@ def without_unused_frameworks(repro: Repro, text: str) -> Repro:
     return replace(repro, script=script, reason=f"{repro.reason} {note}".strip())
 
 
-# TVM's importers, by the name of the framework they read (``tvm.relax.frontend.onnx``).
-_FRONTENDS = frozenset({"onnx", "torch", "tflite", "tensorflow", "keras", "paddle", "mxnet",
-                        "caffe", "coreml", "darknet", "stablehlo"})
-
-
 def frameworks_of(script: str) -> tuple[str, ...]:
-    """The frameworks ``script`` imports (``import onnx``), itself or through TVM's importer
-    for them (``from tvm.relax.frontend.torch import from_exported_program``), sorted."""
-    tree = parse_py(script)
-    if tree is None:
-        return ()
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        paths = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                 else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-        for path in paths:
-            parts = path.split(".")
-            if parts[0] in FRAMEWORKS:
-                out.add(parts[0])
-            if "frontend" in parts[:-1] and parts[parts.index("frontend") + 1] in _FRONTENDS:
-                out.add(parts[parts.index("frontend") + 1])
-    return tuple(sorted(out))
+    """The frameworks ``script`` needs (:func:`bot.needs.detect_needs`: ``import onnx``, or TVM's
+    importer for it, ``from tvm.relax.frontend.torch import ...``), sorted."""
+    return tuple(n for n in detect_needs(script) if n.removeprefix("other:") in FRAMEWORKS)

@@ -406,6 +406,8 @@ def reduced_without_framework(issue: Issue, repro: Repro) -> Repro | None:
     maintainer's -- offers a reduction to TVM alone ("I can reproduce without onnx:", "the
     relax-only version"): that runs where the framework is absent and shows the same bug. The
     reason says whose it is."""
+    if not any(SMALLER_RE.search(c.body) for c in issue.comments):
+        return None  # (no comment offers a reduction: the script is not read again)
     needed = frameworks_of(repro.script)
     if not needed:
         return None

@@ -157,12 +157,18 @@ print(a)
     assert r["verdict"] == "inconclusive"
 
 
-def test_timeout_kills_and_is_inconclusive(tmp_path: Path):
+def test_timeout_kills_the_run_and_reproduces_only_a_hang(tmp_path: Path):
     script = "import time\nimport tvm\ntime.sleep(600)\n"
     r = triage(tmp_path, issue("[Bug] hang", script, "It hangs forever."), "--timeout", "4")
     assert r["outcome"] == "timeout"
     assert r["run"]["timed_out"] is True
     assert r["run"]["seconds"] < 60
+    # the report says it never finishes, and it did not finish here either
+    assert r["verdict"] == "reproduced"
+    # a report of something else: the run that did not end says nothing of it
+    r = triage(tmp_path, issue("[Bug] crash", script, "It crashes with a segfault."),
+               "--timeout", "4")
+    assert r["outcome"] == "timeout"
     assert r["verdict"] == "inconclusive"
 
 

@@ -278,7 +278,7 @@ def _body(t: Triage) -> list[str]:
         Outcome.MISSING_DEPENDENCY: (
             MISSING_DEPENDENCY_NOTE if "not in the issue" not in cls.detail else ""
         ),
-        Outcome.NEEDS_GPU: NEEDS_GPU_NOTE if "GPU" not in cls.detail else "",
+        Outcome.NEEDS_GPU: NEEDS_GPU_NOTE if not cls.detail else "",
     }.get(t.outcome, "")
     if extra:
         out.append(extra)

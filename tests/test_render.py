@@ -401,6 +401,21 @@ def test_a_missing_package_is_named_once_above_the_fold() -> None:
     assert "a script without that package would let the bot check it" in c
 
 
+@pytest.mark.parametrize("detail", [
+    "The script needs cuda, which this worker does not have.",
+    "The script needs a GPU, which this worker does not have.",
+    "",
+])
+def test_the_missing_gpu_is_said_once(detail: str) -> None:
+    sig = "RuntimeError: CUDA runtime is not linked into this build"
+    t = triage(Outcome.NEEDS_GPU, Verdict.INCONCLUSIVE, signature=sig, detail=detail,
+               needs=("cuda",),
+               run=RunResult(exit_code=1, signal=None, seconds=1.0, stderr_tail=sig + "\n"))
+    c = before_details(render_comment(t))
+    assert c.count("does not have") == 1
+    assert c.splitlines()[1] == "### ❔ Inconclusive: the script needs a GPU, and this worker has none"
+
+
 def test_the_runs_of_an_intermittent_report_are_counted_once() -> None:
     crashed = RunResult(exit_code=None, signal=11, seconds=1.5, runs=3, sandbox="bwrap")
     md = render_comment(triage(run=crashed))

@@ -71,6 +71,9 @@ DEVICE_ABSENT_RE = lazyre.compile(
     r"|\b(?:CUDA|ROCm|HIP|Vulkan|OpenCL|Metal|NVRTC|cuDNN|cuBLAS) (?:runtime |support |backend )?"
     r"(?:is )?not (?:linked|enabled|available|built|compiled|included)"
     r"|\bTarget (?:cuda|rocm|vulkan|metal|opencl|nvptx) is not enabled"
+    # a library exported with device code, loaded where that device's runtime is absent
+    r"|created using \{(?:cuda|rocm|hip|vulkan|metal|opencl)\} but a loader of that name is not "
+    r"registered"
     r"|\btarget\.build\.(?:cuda|rocm|vulkan|metal|opencl|nvptx)\b"
     r"|\bno (?:CUDA |ROCm |HIP |Vulkan |OpenCL |Metal )?(?:GPUs?|devices?) (?:is |are |was |were )?"
     r"(?:available|found|detected|present)"

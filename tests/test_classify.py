@@ -1056,6 +1056,9 @@ _NO_RUNTIME = [
     "tvm._ffi.base.TVMError: Vulkan runtime is not enabled in this build",
     "RuntimeError: OpenCL runtime not available: no OpenCL platforms found",
     "TVMError: Metal runtime is not linked",
+    # a module exported with CUDA code, loaded where no CUDA runtime registers its loader
+    "RuntimeError: Library binary was created using {cuda} but a loader of that name is not "
+    "registered. Make sure to have runtime that registers ffi.Module.load_from_bytes.cuda",
 ]
 
 

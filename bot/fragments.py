@@ -96,6 +96,7 @@ class Unbound:
 class _Scan(ast.NodeVisitor):
     def __init__(self) -> None:
         self.bound: set[str] = set()
+        self.aliased: set[str] = set()  # ``numpy`` of ``import numpy as np``: a typo's target
         self.loads: list[tuple[str, bool]] = []  # (name, at module level)
         self.dynamic = False
         self.strings: set[str] = set()
@@ -154,6 +155,8 @@ class _Scan(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
             self.bound.add(a.asname or a.name.split(".")[0])
+            if a.asname:
+                self.aliased.add(a.name.split(".")[-1])
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for a in node.names:
@@ -229,7 +232,7 @@ def unbound_names(script: str) -> Unbound:
     names: list[str] = []
     module_level: list[str] = []
     for name, top in scan.loads:
-        if name in scan.bound or _known(name) or _misspelt(name, scan.bound):
+        if name in scan.bound or _known(name) or _misspelt(name, scan.bound | scan.aliased):
             continue
         if name not in names:
             names.append(name)

@@ -129,6 +129,9 @@ UNBOUND_TABLE = [
     ("ref = 1\nprint(reff)\n", (), (), True),
     # ... or an abbreviation of one (``block`` bound, ``blk`` read)
     ("block = 1\nprint(blk)\n", (), (), True),
+    # ... or of a module the script imports under another name (``nump`` beside ``import numpy
+    # as np``)
+    ("import numpy as np\nx = np.ones(3)\nprint(nump.sum(x))\n", (), (), True),
     # ... but a short name, or one that differs by a number or a plural, is another name
     ("mods = []\nprint(mod)\n", ("mod",), ("mod",), True),
     ("model2 = 1\nprint(model1)\n", ("model1",), ("model1",), True),

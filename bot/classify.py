@@ -44,6 +44,7 @@ from bot.models import Classification, Outcome, Reported, RunResult
 from bot.needs import GPU_DEVICES
 from bot.printed import (
     ATOM_RE,
+    check_within_rounding,
     printed_chunks,
     printed_pair_differs,
     same_atoms,
@@ -1327,6 +1328,17 @@ def _classify_error(
         or (err.frames and err.frames[-1].kind == "script")
         or not err.frames
     ):
+        near = check_within_rounding(text)
+        if near is not None:
+            # (``rtol=1e-5`` and no ``atol``: a value near zero right to float precision fails)
+            return Classification(
+                Outcome.PASSED,
+                signature=f"max difference {near[0]:g} (relative {near[1]:g})",
+                detail="The script's own check of the result failed, but only by float32 "
+                f"rounding: the largest difference is {near[0]:g} (relative {near[1]:g}). The "
+                "results agree to float precision; this is not a wrong result.",
+                evidence=ev,
+            )
         return Classification(
             Outcome.WRONG_RESULT,
             signature=_wrong_signature(err, signature),

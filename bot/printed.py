@@ -110,3 +110,31 @@ def within_rounding(lines: list[str]) -> float | None:
     if not diffs or max(diffs) > ROUNDING or (values and not maximum):
         return None
     return max(diffs)
+
+
+# numpy's testing message for values that are not close: the largest absolute and relative
+# differences among the elements that failed ("Max absolute difference among violations: 3e-08",
+# "Max relative difference: 0.00012" on numpy 1.x).
+_CHECK_ABS_RE = lazyre.compile(
+    r"^\s*Max absolute difference(?: among violations)?:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$",
+    re.MULTILINE)
+_CHECK_REL_RE = lazyre.compile(
+    r"^\s*Max relative difference(?: among violations)?:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$",
+    re.MULTILINE)
+# ... relatively: float32 keeps about 7 significant digits, and a sum of a few thousand terms
+# in another order loses a few of them; a wrong value is off by far more than 0.1%.
+RELATIVE_ROUNDING = 1e-3
+
+
+def check_within_rounding(text: str) -> tuple[float, float] | None:
+    """numpy's failed closeness check in ``text`` (``assert_allclose``) whose elements differ by
+    at most float32 rounding, absolutely (:data:`ROUNDING`) and relatively
+    (:data:`RELATIVE_ROUNDING`): the two largest differences; else None. (A tolerance with no
+    ``atol`` fails on a value near zero that is right to float precision.)"""
+    a, r = _CHECK_ABS_RE.search(text), _CHECK_REL_RE.search(text)
+    if a is None or r is None:
+        return None
+    absolute, relative = abs(float(a.group(1))), abs(float(r.group(1)))
+    if absolute > ROUNDING or relative > RELATIVE_ROUNDING:
+        return None
+    return absolute, relative

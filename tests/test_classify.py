@@ -82,6 +82,14 @@ SCRIPTS: dict[str, str] = {
         f(a, b)
         np.testing.assert_allclose(b.numpy(), np.arange(4, dtype="float32") * 3.0)
     """,
+    # float32 matmul against numpy's, with rtol alone: a value near zero differs in its 5th
+    # digit, right to float precision -- the check fails, the result is not wrong
+    "np_mismatch_by_rounding": """
+        import numpy as np
+        out = np.array([[1.725232, 0.0], [2.597570e-04, 4.166133]], dtype="float32")
+        ref = np.array([[1.725232, 0.0], [2.597249e-04, 4.166133]], dtype="float32")
+        np.testing.assert_allclose(out, ref, rtol=1e-5)
+    """,
     "tvm_testing_mismatch": """
         import numpy as np
         import tvm.testing
@@ -329,6 +337,7 @@ REAL_TABLE = [
     ("segfault_with_tvm", Outcome.CRASH, "Segmentation fault (signal 11)", "SIGSEGV"),
     ("abort", Outcome.CRASH, "Aborted (signal 6)", "SIGABRT"),
     ("np_mismatch", Outcome.WRONG_RESULT, "Mismatched elements: 3 / 4", ""),
+    ("np_mismatch_by_rounding", Outcome.PASSED, "max difference 3.2", "float32 rounding"),
     ("tvm_testing_mismatch", Outcome.WRONG_RESULT, "Mismatched elements: 1 / 3", ""),
     ("bare_assert", Outcome.WRONG_RESULT, "AssertionError: results differ", ""),
     (

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from bot.printed import ATOM_RE, printed_pair_differs, same_atoms, within_rounding
+from bot.printed import (
+    ATOM_RE,
+    check_within_rounding,
+    printed_pair_differs,
+    same_atoms,
+    within_rounding,
+)
 
 
 @pytest.mark.parametrize(("lines", "largest"), [
@@ -24,6 +30,34 @@ from bot.printed import ATOM_RE, printed_pair_differs, same_atoms, within_roundi
 ])
 def test_printed_differences_within_float32_rounding(lines: list[str], largest: float | None) -> None:
     assert within_rounding(lines) == largest
+
+
+_CHECK = """AssertionError:
+Not equal to tolerance rtol=1e-05, atol=0
+
+Mismatched elements: 1 / 12 (8.33%)
+Mismatch at index:
+ [2, 0]: 0.00025975704193115234 (ACTUAL), 0.0002597249113023281 (DESIRED)
+Max absolute difference among violations: {abs}
+Max relative difference among violations: {rel}
+"""
+
+
+@pytest.mark.parametrize(("absolute", "relative", "rounding"), [
+    ("3.213063e-08", "0.00012371", True),   # a value near zero, right to float precision
+    ("0.8134", "0.31", False),              # a wrong value
+    ("2e-06", "0.5", False),                # small values, half wrong
+    ("3e-08", "inf", False),                # against a zero that should be zero
+    ("0.02", "0.0001", False),              # large values, off by more than rounding
+])
+def test_a_failed_closeness_check_within_float32_rounding(
+        absolute: str, relative: str, rounding: bool) -> None:
+    got = check_within_rounding(_CHECK.format(abs=absolute, rel=relative))
+    assert (got is not None) is rounding
+    # numpy 1.x words it without "among violations"
+    old = _CHECK.format(abs=absolute, rel=relative).replace(" among violations", "")
+    assert (check_within_rounding(old) is not None) is rounding
+    assert check_within_rounding("Mismatched elements: 1 / 12 (8.33%)") is None
 
 
 @pytest.mark.parametrize(("lines", "differs"), [

@@ -162,6 +162,18 @@ def test_code_with_a_real_syntax_error_is_still_the_repro() -> None:
     assert "print tvm.__version__" in r.script
 
 
+@pytest.mark.parametrize("stray", ["``", "`", "  ``  "])
+def test_a_stray_backtick_line_inside_the_block_is_markdown_not_code(stray: str) -> None:
+    # (a second fence typed short, left inside the block: Python cannot parse it)
+    body = (f"the parser crash:\n\n{F}python\nimport tvm\nfrom tvm.script import relax as R\n\n"
+            f"def f(x):\n    if x:\n{stray}\n        y = R.add(x, x)\n    return x\n\nprint(f)\n{F}\n")
+    r = extract_repro(issue(body))
+    assert r.found
+    assert "`" not in r.script
+    assert "y = R.add(x, x)" in r.script
+    ast.parse(r.script)
+
+
 def test_details_block_right_after_summary() -> None:
     body = f"""\
     <details><summary>repro.py</summary>

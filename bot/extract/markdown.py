@@ -121,6 +121,9 @@ def _split_at_pre(lines: list[str]) -> list[str]:
 
 
 MD = MarkdownIt("commonmark").disable("inline")
+# A line of one or two backticks inside a fenced block: a fence typed short and left there, which
+# no program holds (blanked, so that the block keeps its lines).
+_STRAY_BACKTICKS_RE = lazyre.compile(r"^[ \t]*`{1,2}[ \t]*$", re.M)
 
 
 def split_blocks(name: str, text: str) -> list[Block]:
@@ -146,7 +149,7 @@ def split_blocks(name: str, text: str) -> list[Block]:
             Block(
                 label=f"{name}#{len(blocks)}",
                 lang=lang,
-                text=tok.content,
+                text=_STRAY_BACKTICKS_RE.sub("", tok.content) if "`" in tok.content else tok.content,
                 prose=prose,
                 section=section,
                 start=start,

@@ -561,6 +561,8 @@ def _crash(lines: list[_Line]) -> Reported | None:
                 if not ln.fenced and _HEDGED_RE.search(_sentence(text, m.group(0))) \
                         and pasted_check is not None:
                     continue  # "with bigger indexes it sometimes segfaults", beside a failed check
+                if not ln.fenced and "?" in _sentence(text, m.group(0)) and _pasted_error(lines):
+                    continue  # "crash the parser (segfault?)" asked, beside the error pasted
                 cand = (rank, i, m.group(0).strip(), ln.text.strip())
                 if best is None or cand[:2] < best[:2]:
                     best = cand
@@ -570,6 +572,13 @@ def _crash(lines: list[_Line]) -> Reported | None:
     if rank >= 4:
         sig = _sentence(line, sig)
     return Reported(Outcome.CRASH, signature=sig, evidence=(line,))
+
+
+def _pasted_error(lines: list[_Line]) -> bool:
+    """The reporter pasted an exception line (fenced or in the text): what they saw, when they
+    only ask whether it is a crash."""
+    found = _error_line(lines)
+    return found is not None and found.outcome != Outcome.CRASH
 
 
 def _traceback_pasted_without_crash(lines: list[_Line]) -> bool:
@@ -609,13 +618,31 @@ def _internal(lines: list[_Line]) -> Reported | None:
                 and not _expectation(ln):
             return Reported(Outcome.INTERNAL_ERROR, signature=_sentence(ln.text, m.group(0)),
                             evidence=(ln.text.strip(),))
-    for ln in lines:
+    for k, ln in enumerate(lines):
         m = INTERNAL_RE.search(ln.text)
-        if m and ":" in m.group(0):
+        if m and ":" in m.group(0) and not _handled_into_another(lines, k):
             return Reported(
                 Outcome.INTERNAL_ERROR, signature=m.group(0).strip(), evidence=(ln.text.strip(),)
             )
     return None
+
+
+def _handled_into_another(lines: list[_Line], k: int) -> bool:
+    """The pasted exception on line ``k`` is followed, in the same paste, by "During handling
+    of the above exception" and TVM's own error raised from it (the well-formedness check's
+    ``InternalError`` turned into a ``DiagnosticError``): the reporter saw the last one."""
+    ln = lines[k]
+    if not ln.fenced:
+        return False
+    rest: list[_Line] = []
+    for later in lines[k + 1:]:  # (the lines of the same paste: fenced, up to the words after it)
+        if not later.fenced or later.source != ln.source:
+            break
+        rest.append(later)
+    if not any(_CHAIN_RE.search(later.text) for later in rest):
+        return False
+    last = _error_line(rest)
+    return last is not None and last.outcome == Outcome.TVM_ERROR
 
 
 def _mismatched(lines: list[_Line]) -> Reported | None:

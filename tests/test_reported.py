@@ -1135,6 +1135,26 @@ SEEN_THIS_SESSION = [
     ("R.where int and float input error",
      "In relax R.where it is not work, it give error when parse the module, it say something "
      "like the dtype is not same for both side (int64 and float32).", Outcome.TVM_ERROR),
+    # a crash asked about ("segfault?"), the error pasted in the text: the error is what they saw
+    ("Relax reshape crash the parser (segfault?)",
+     "The program is crash when I write reshape. Is it segfault? with TVM_BACKTRACE=1 the last "
+     "line is:\n\ntvm.error.DiagnosticError: error: Reshape expects the new shape to be "
+     "convertible from the old shape", Outcome.TVM_ERROR),
+    # ... but a crash said plainly stays a crash beside the warning TVM printed first
+    ("relax reshape segfaults",
+     "It segfaults. Before that it prints:\n\nValueError: shape mismatch warning from my "
+     "own check", Outcome.CRASH),
+    # an InternalError handled into TVM's DiagnosticError: the reporter saw the last one
+    ("'Program is not well-formed' for a prim_func with T.sblock",
+     "```\ntvm.error.InternalError: TIR verifier does not support statement "
+     "s_tir.SBlockRealize\n\nDuring handling of the above exception, another exception "
+     "occurred:\n...\ntvm.error.DiagnosticError: error: Program is not well-formed\n```",
+     Outcome.TVM_ERROR),
+    # ... not when the last one is the script's own re-raise of TVM's check
+    ("InternalError in LegalizeOps",
+     "```\ntvm.error.InternalError: Check failed: (ndim == 2) is false\n\nDuring handling "
+     "of the above exception, another exception occurred:\n...\nRuntimeError: compile "
+     "failed\n```", Outcome.INTERNAL_ERROR),
     # another op's check quoted for comparison, in a sentence; the script's own assert failed
     ("depth_to_space accepts 8 channels",
      "```\nAssertionError: no error raised, got shape (1, 1, 8, 8)\n```\n\nFor comparison "

@@ -2246,7 +2246,7 @@ def test_the_author_confirms_a_maintainers_reduced_script(ask: str, answer: str,
                                                           taken: bool) -> None:
     body = f"{F}python\nimport torch\nimport tvm\nprint(torch.ones(2), tvm.cpu())\n{F}\n\n" \
            "It fails with a DiagnosticError.\n"
-    r = extract_repro(issue(body, ("maint", "Reduced to plain Relax:\n" + _OTHERS_SCRIPT + ask),
+    r = extract_repro(issue(body, ("maint", "My attempt in plain Relax:\n" + _OTHERS_SCRIPT + ask),
                             ("alice", answer)))
     assert r.found
     assert (r.blocks == ("comment1#0",)) is taken, r.blocks
@@ -2451,6 +2451,29 @@ def test_another_users_port_of_a_relay_script_is_run_in_its_place() -> None:
     # a comment with a script that is not offered as a port does not replace it
     other = port.replace("I ported it to Relax on 0.27:", "Here is something else:")
     assert "relay.var" in extract_repro(issue(body, ("helper", other))).script
+
+
+@pytest.mark.parametrize(("intro", "ported"), [
+    ("relay no longer exist so here is the relax version I used with 0.20:", True),
+    ("Re-checked on 0.22, still wrong. Standalone TE version:", True),
+    ("on recent version `tvm.const` moved:", True),
+    ("Trying with current relax:", True),
+    # not a port of the script
+    ("Here is a version of my environment:", False),
+    ("A relax workaround that avoids the op:", False),
+])
+def test_ways_commenters_offer_a_port_to_the_current_api(intro: str, ported: bool) -> None:
+    body = ("Relay softmax gives nan:\n\n"
+            f"{F}python\nx = relay.var('x', shape=(1, 4))\nf = relay.Function([x], relay.nn.softmax(x))\n{F}\n")
+    port = f"{intro}\n\n{F}python\nimport tvm\nfrom tvm import relax\nprint(relax.op.nn.softmax)\n{F}\n"
+    r = extract_repro(issue(body, ("helper", port)))
+    assert ("relax.op.nn.softmax" in r.script) is ported, r
+    if ported:
+        assert "@helper" in r.reason
+    # ... also when the author's relay code was pasted without a fence (no script of their own)
+    unfenced = "softmax op give nan:\n\n    x = relay.var('x')\n    # output [[nan nan]]\n"
+    r = extract_repro(issue(unfenced, ("helper", port)))
+    assert ("relax.op.nn.softmax" in r.script) is ported, r
 
 
 def test_environment_variables_the_script_reads_are_set_as_the_issue_sets_them() -> None:
@@ -2896,6 +2919,22 @@ def test_the_author_adopts_a_maintainers_reduction(reply: str, adopted: bool) ->
     assert (r.blocks == ("comment1#0",)) is adopted
 
 
+@pytest.mark.parametrize("reply,adopted", [
+    ("yes that is exactly what I see, thanks @s-wang", True),
+    ("yes that is exactly what I see", False),  # (to whom? no one asked them to confirm)
+    ("thanks @s-wang, but mine is different: it happens only with the model", False),
+])
+def test_the_author_with_only_a_fragment_adopts_another_users_script(reply: str,
+                                                                     adopted: bool) -> None:
+    body = (f"Integer Div kills python:\n\n{F}\nimport onnx\nmod = from_onnx(onnx.load('m.onnx'))\n"
+            f"...\n{F}\n\nI can not share the model.\n")
+    other = (f"I hit what I think is the same thing, plain TE:\n\n{F}python\nimport tvm\n"
+             f"from tvm import te\nprint(te.floordiv)\n{F}\n")
+    r = extract_repro(issue(body, ("maint", "Can someone give a self-contained script?"),
+                            ("s-wang", other), ("alice", reply)))
+    assert (r.found and r.blocks == ("comment2#0",)) is adopted, r
+
+
 def test_a_check_posted_without_fences_to_put_after_the_script() -> None:
     body = f"{F}python\n{ELEMENTWISE}{F}\n"
     more = """\
@@ -3162,6 +3201,7 @@ def test_a_printed_module_cut_off_with_the_text_is_not_joined_to_the_script() ->
 @pytest.mark.parametrize(("comment", "taken"), [
     ("I can reproduce without onnx:", True),
     ("Here is the relax-only version:", True),
+    ("Reduced to the relax op (the importer maps this to `R.nn.pad`):", True),
     # not offered as a reduction of the bug
     ("For comparison, this one works fine:", False),
     ("Unrelated, but how do I print the IR?", False),

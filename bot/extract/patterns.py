@@ -271,6 +271,8 @@ SMALLER_RE = Pattern(
     r"\b(?:trimmed|cut|stripped|simplified|reduced)\s+(?:it|this|the \w+)\s+too much\b|"
     # "Minimized, no data files needed:" (the word alone, opening the paragraph)
     r"(?m:^)\W{0,3}(?:minimi[sz]ed|reduced|simplified)\s*[,:(\u2014-]|"
+    # "Reduced to the relax op:", "Simplified down to TE:" (the word opening the paragraph)
+    r"(?m:^)\W{0,3}(?:minimi[sz]ed|reduced|simplified)\s+(?:it\s+|this\s+)?(?:down\s+)?to\b|"
     r"\bno (?:data |model |external |extra )?files? (?:needed|required)\b|"
     # "relax only version", "pure TVM repro", "without torch:": TVM alone, no frontend
     r"\b(?:relax|tvm|tir|tirx|te)[- ]only\s+(?:\w+\s+)?(?:repro\w*|example|script|version|code|snippet)\b|"
@@ -428,7 +430,10 @@ PY_VERSIONED_RE = Pattern(r"^(python|py|ipython)[-_ ]?\d+(?:\.\d+)*$")
 REJECTS_RE = Pattern(
     r"\b(?:does(?:n'?t| not)|did(?:n'?t| not)|won'?t)\s+(?:crash|fail|reproduce|segfault|happen|"
     r"show)\w*\s+(?:the same|for me|here)\b|\bonly (?:the|with|in) (?:onnx|torch|pytorch|original|"
-    r"first|full)\b", re.I)
+    r"first|full)\b"
+    # "no, your version works for me", "the reduced one passes here"
+    r"|\b(?:your|the (?:reduced|smaller|relax|new)) (?:one|version|script|repro)\s+(?:works|passes|"
+    r"runs fine|is fine)\b", re.I)
 
 NOT_SAME_RE = Pattern(
     r"\b(?:maybe|might be|possibly|perhaps|could be|probably) related\b|\bnot (?:the )?same\b|"
@@ -511,6 +516,13 @@ PORTED_RE = Pattern(
     # "here is the script with the new API", "still happens with relax on 0.27:"
     r"|\b(?:with|using|for|in|on) the (?:new|current|latest) (?:api|tvm|version|main)\b"
     r"|\bstill (?:happens|the case|fails|crashes|reproduces|there|broken)\b[^.\n]{0,40}"
-    r"\b(?:relax|main|v?0\.\d+|current|latest|new api)\b",
+    r"\b(?:relax|main|v?0\.\d+|current|latest|new api)\b"
+    # "here is the relax version I used", "Standalone TE version:"
+    r"|\b(?:the|a|my|standalone|stand-alone|self-contained|pure|plain) (?:relax|tirx|te|tir|s_tir|"
+    r"tvm|current[- ]api|new[- ]api) version\b"
+    # "on recent versions `tvm.const` moved:", "Trying with current relax:"
+    r"|\b(?:on|in|for) (?:the )?(?:recent|newer|latest|current) (?:versions?|tvm|releases?|main)\b"
+    r"|\b(?:trying|tried|running|ran|re-?checked|checked) (?:it )?(?:with|on|in) (?:the )?"
+    r"(?:current|latest|new|recent) (?:relax|api|tvm|main|version)\b",
     re.I,
 )

@@ -206,10 +206,16 @@ def extract_repro(issue: Issue) -> Repro:
 
     if fallback is not None:
         return with_cut_tail(with_file_note(with_args(fallback, all_author_text)))
+    adopted = adopted_script(issue)  # (the author has none of their own, and takes another's)
+    if adopted is not None:
+        return with_cut_tail(with_file_note(adopted))
 
     for name, raw in others:
+        intro = re.split(r"```|~~~", raw)[0]
+        ported = bool(PORTED_RE.search(intro)) and not FIX_RE.search(intro) and \
+            not only_offered_as_working(intro)  # ("Trying with current relax:", the author's none)
         if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)
-                or SAME_HERE_RE.search(raw)) or NOT_SAME_RE.search(raw):
+                or SAME_HERE_RE.search(raw) or ported) or NOT_SAME_RE.search(raw):
             continue
         other = read_source(name, raw, by_author=False)
         blocks = own_blocks(other)
@@ -320,6 +326,7 @@ def adopted_script(issue: Issue) -> Repro | None:
         return None  # (no other comment's markdown is read on every triage for nothing)
     candidate: Repro | None = None
     asked = False  # the candidate's comment asks the author to confirm it
+    poster = ""
     for n, c in enumerate(issue.comments, start=1):
         if c.author != issue.author:
             other = read_source(f"comment{n}", c.body, by_author=False)
@@ -327,9 +334,12 @@ def adopted_script(issue: Issue) -> Repro | None:
             # (a python block, or a shell one: "python - <<'EOF' ... EOF")
             repro = from_blocks(other, blocks)[0] or shell_in_blocks(blocks)
             if repro is not None:
-                candidate, asked = repro, bool(CONFIRM_ASK_RE.search(c.body))
+                candidate, asked, poster = repro, bool(CONFIRM_ASK_RE.search(c.body)), c.author
         elif candidate is not None and (ADOPTS_RE.search(c.body) or (
-                asked and CONFIRMS_RE.search(c.body) and not NOT_SAME_RE.search(c.body))):
+                # asked to confirm, or thanking its poster by name: "yes, exactly what I see,
+                # thanks @s-wang"
+                (asked or re.search(rf"@{re.escape(poster)}\b", c.body))
+                and CONFIRMS_RE.search(c.body) and not NOT_SAME_RE.search(c.body))):
             return candidate
         elif candidate is not None:
             asked = False  # the author answered something else first

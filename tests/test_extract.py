@@ -2606,6 +2606,39 @@ def test_a_string_an_email_client_wrapped_is_joined_again() -> None:
     assert r.found and 'f"expected int32 got {out.dtype}"' in r.script
 
 
+def test_an_unfenced_script_goes_on_after_the_output_pasted_in_its_middle() -> None:
+    head = ("import numpy as np\nimport tvm\n\nx = np.full((1, 8), 100, dtype=\"int8\")\n"
+            "out = np.cumsum(x, axis=1).astype(\"int8\")\nprint(out)\n")
+    check = "np.testing.assert_array_equal(out, np.cumsum(x, axis=1))"
+    body = (f"R.cumsum on int8 gives negative numbers:\n\n{head}"
+            f"[[ 100  -56   44 -112  -12   88  -68   32]]\n{check}\n\nAssertionError:\n"
+            "Arrays are not equal\n\nthis is serious\n")
+    r = extract_repro(issue(body))
+    assert_script(r, head + check + "\n")
+    # ... but a sentence after the output is not more of the script's output
+    said = body.replace(f"{check}\n", f"See, wrong.\n\n{check}\n\n")
+    assert_script(extract_repro(issue(said)), head + check + "\n")  # (a paragraph of its own)
+    prose = body.replace(f"{check}\n", "then I call it like check(out) and it fails\n")
+    assert_script(extract_repro(issue(prose)), head)
+
+
+@pytest.mark.parametrize(("label", "shown"), [
+    ("the output I get:", "[ 0.  0.  0. -1.]\n[ 0.  0. nan -1.]"),
+    ("Output:", "[ 0.  0.  0. -1.]\n[ 0.  0. nan -1.]"),
+    # the lines above are what the reporter wanted, or nothing said what they are
+    ("the expected output:", ""),
+    ("My environment:", ""),
+])
+def test_output_shown_above_an_unfenced_script(label: str, shown: str) -> None:
+    script = ("import numpy as np\nimport tvm\nx = np.array([-0.0, 0.0, np.nan, -3.0], \"float32\")\n"
+              "print(np.sign(x))\n")
+    body = (f"For NaN input TVM output 0.\n\n{label}\n[ 0.  0.  0. -1.]\n[ 0.  0. nan -1.]\n\n"
+            f"script below\n\n{script}\n\nthanks\n")
+    r = extract_repro(issue(body))
+    assert_script(r, script)
+    assert r.shown_output == shown
+
+
 def test_output_shown_in_words_after_an_unfenced_script() -> None:
     body = """\
     when input have nan, R.clip gives 6.0 at the nan position.
@@ -3005,6 +3038,20 @@ def test_what_a_python_dash_c_command_printed_below_it() -> None:
     """
     r = extract_repro(issue(body))
     assert r.found and r.shown_output == "-3"
+
+
+@pytest.mark.parametrize(("after", "shown"), [
+    ("prints `output shape: (3, 4)`", "output shape: (3, 4)"),
+    ("It prints `output shape: (3, 4)` instead of raising.", "output shape: (3, 4)"),
+    # not a value the script printed
+    ("prints `output shape: (3, 4)` as expected", ""),
+    ("Then call `f(3, 4)` on it.", ""),
+    ("prints `ok`", ""),
+])
+def test_the_line_a_script_printed_in_a_code_span_after_it(after: str, shown: str) -> None:
+    script = "import numpy as np\nout = np.zeros((3, 4))\nprint(\"output shape:\", out.shape)\n"
+    r = extract_repro(issue("forgot the script:", ("alice", f"{F}python\n{script}{F}\n\n{after}\n")))
+    assert r.found and r.shown_output == shown
 
 
 @pytest.mark.parametrize("intro", ["it prints", "prints", "Gives this", "I get"])

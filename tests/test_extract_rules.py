@@ -287,7 +287,7 @@ _PRINTS = "import numpy as np\nx = np.arange(4)\nprint('sum:', x.sum())\n"
         ("Output:\n\n```\ndone\n```\n", ""),
         # one value, said in the prose right after the script
         ("It prints 7. The sum should be 6.\n", "7"),
-        ("The script outputs `sum: 7` instead of 6.\n", ""),
+        ("The script outputs `sum: 7` instead of 6.\n", "sum: 7"),  # (the line, in a code span)
         ("It prints 7 as expected, but the dtype is wrong.\n", ""),
         ("It prints 3 times, then stops.\n", ""),
     ],

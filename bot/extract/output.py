@@ -198,10 +198,20 @@ _PRINTED_RE = Pattern(
 )
 
 
+# "prints `output shape: (3, 4)`" opening the text after the script: the line, in a code span.
+_PRINTED_SPAN_RE = Pattern(
+    r"^\W{0,3}(?:(?:and\s+)?(?:it|this|that|the (?:script|code|program))\s+)?(?:(?:just|now|always|"
+    r"still|only)\s+)?(?:prints?|printed|outputs?|gives?|gave|returns?|returned|shows?|showed)\s*:?"
+    r"\s*`([^`\n]{1,200})`",
+    re.I,
+)
+
+
 def printed_in_prose(text: str) -> str:
-    """The one value ``text`` says the script printed ("It prints 32."), or ""; not when the
-    same sentence calls it right ("it prints 32 as expected")."""
-    m = _PRINTED_RE.search(text)
+    """The one value ``text`` says the script printed ("It prints 32.", "prints `shape: (3,
+    4)`" opening the text), or ""; not when the same sentence calls it right ("it prints 32 as
+    expected")."""
+    m = _PRINTED_RE.search(text) or _PRINTED_SPAN_RE.match(text.lstrip("\n"))
     if m is None or not any(ch.isdigit() for ch in m.group(1)):
         return ""
     rest = text[m.end(): m.end() + 40].split(".")[0]
@@ -261,6 +271,38 @@ def shown_after_unfenced(text: str, script: str) -> str:
     if _is_program(out):
         return ""  # more code, not printed output
     return out[:MAX_SHOWN]
+
+
+_ABOVE_LINES = 20
+
+
+def shown_before_unfenced(text: str, script: str) -> str:
+    """For a script pasted without fences: the lines the text introduces just above it as what
+    it printed ("the output I get:", the lines up to a blank one, then "script below" and the
+    script), or ""."""
+    first = next((ln.strip() for ln in script.splitlines() if ln.strip()), "")
+    lines = [_TAG_RE.sub("", unhtml(ln)) for ln in text.splitlines()]
+    at = next((i for i, ln in enumerate(lines) if ln.strip() == first), None)
+    if not first or at is None:
+        return ""
+    for i in range(at - 1, max(-1, at - 1 - _ABOVE_LINES), -1):
+        intro = lines[i].strip()
+        if not intro.endswith(":") or len(intro) > 200:
+            continue
+        if not _OUTPUT_WORDS_RE.search(intro) or _EXPECTED_WORDS_RE.search(intro):
+            return ""  # (the nearest label above the script is not about its output)
+        shown: list[str] = []
+        for ln in lines[i + 1: at]:
+            if not ln.strip():
+                if shown:
+                    break
+                continue
+            shown.append(ln)
+        out = "\n".join(shown)
+        if not shown or len(shown) > 40 or not any(ch.isdigit() for ch in out) or _is_program(out):
+            return ""
+        return out[:MAX_SHOWN]
+    return ""
 
 
 def _is_program(text: str) -> bool:

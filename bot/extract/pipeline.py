@@ -67,6 +67,7 @@ from bot.extract.output import (
     actual_section_output,
     dash_c_output,
     shown_after_unfenced,
+    shown_before_unfenced,
     shown_in_block_tail,
     shown_output,
 )
@@ -263,7 +264,8 @@ def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
     name = repro.blocks[0].split("#", 1)[0] if repro.blocks else ""
     if repro.shape == "unfenced" and name.endswith(":unfenced"):
         src = next((s for s in sources if s.name == name.rsplit(":", 1)[0]), None)
-        shown = shown_after_unfenced(src.text, repro.script) if src is not None else ""
+        shown = shown_after_unfenced(src.text, repro.script) or shown_before_unfenced(
+            src.text, repro.script) if src is not None else ""
         return replace(repro, shown_output=shown) if shown else repro
     src = next((s for s in sources if s.name == name), None)
     shown = shown_output(src, repro.blocks) if src is not None else ""

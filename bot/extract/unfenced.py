@@ -179,12 +179,14 @@ def one_line_statements(
     ``out = f(x)``), outside the runs: the last step of a script pasted in pieces (joined only
     when it uses what the script defines)."""
     taken = {k for start, end, _, _ in runs for k in range(start, end)}
+    ends = {end for _, end, _, _ in runs}
     found: list[tuple[int, int, str, ast.Module]] = []
     n = len(lines)
     for k in range(after, min(n, after + MAX_UNFENCED_LINES)):
         ln = lines[k]
         if (k in taken or "(" not in ln or "\x00" in ln
-                or (k > 0 and lines[k - 1].strip()) or (k + 1 < n and lines[k + 1].strip())):
+                or (k > 0 and lines[k - 1].strip() and not _after_printed(lines, k, ends))
+                or (k + 1 < n and lines[k + 1].strip())):
             continue
         code = ln.strip().translate(SMART) + "\n"
         tree = parse_py(code)
@@ -196,6 +198,21 @@ def one_line_statements(
             if len(found) >= MAX_UNFENCED_RUNS:
                 break
     return found
+
+
+def _after_printed(lines: list[str], k: int, ends: set[int]) -> bool:
+    """Line ``k`` follows, with no blank line, a few lines that are not code and that follow a
+    run of code right away: what the script printed, pasted in the middle of it (``print(out)``,
+    ``[[ 100  -56   44]]``, then the check that fails)."""
+    j = k
+    while j > 0 and j not in ends and lines[j - 1].strip() and k - j < _PRINTED_LINES:
+        if parse_py(lines[j - 1].strip()) is not None:
+            return False  # (code, not output)
+        j -= 1
+    return j < k and j in ends
+
+
+_PRINTED_LINES = 8
 
 
 def unfenced_session(lines: list[str]) -> tuple[int, str] | None:

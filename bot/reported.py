@@ -403,6 +403,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _hang,
         _output_should_not_hold(repro),
         _wrong_words,
+        _values_compared,
         _assertion_named(repro),
         _loose_crash,
         _expected_vs_actual,
@@ -447,6 +448,33 @@ def _with_values(rep: Reported, lines: list[_Line]) -> Reported:
         return rep
     values = quoted_values(lines)
     return replace(rep, values=values) if values else rep
+
+
+def _values_compared(lines: list[_Line]) -> Reported | None:
+    """A line of the reporter's words quotes a value as TVM's and another as the reference's
+    ("onnxruntime returns `[1, 3]` ... TVM returns `[3, 1]` for me", "After from_onnx I get `[-1
+    1]` but numpy gives `[1 -1]`"): a wrong result, whatever the words around them."""
+    for ln in lines:
+        if ln.fenced or ln.where == "title" or _under_expected(ln):
+            continue
+        sides: dict[str, list[str]] = {"tvm": [], "ref": []}
+        start = 0
+        for m in VALUE_SPAN_RE.finditer(ln.text):
+            val = m.group("val").strip()
+            before = ln.text[max(start, m.start() - 60) : m.start()]
+            start = m.end()
+            if not VALUE_TEXT_RE.fullmatch(val) or not VALUE_ATOM_RE.search(val):
+                continue
+            tvm = [t.end() for t in VALUE_TVM_SIDE_RE.finditer(before)]
+            ref = [r.end() for r in VALUE_REFERENCE_SIDE_RE.finditer(before)]
+            if tvm or ref:
+                sides["tvm" if tvm and (not ref or tvm[-1] > ref[-1]) else "ref"].append(val)
+        got, want = sides["tvm"], sides["ref"]
+        if got and want and not any(same_atoms(ATOM_RE.findall(g), ATOM_RE.findall(w))
+                                    for g in got for w in want):
+            return Reported(Outcome.WRONG_RESULT, signature=_sentence(ln.text, f"`{got[0]}`"),
+                            evidence=(ln.text.strip(),))
+    return None
 
 
 def quoted_values(lines: list[_Line]) -> tuple[str, ...]:

@@ -436,8 +436,10 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|\bwrong(?:ly)? (?:results?|outputs?|answers?|values?|IRs?|code|shapes?|index|indices|dtypes?|types?|numbers?)\b"
     r"|\b(?:is|are|was|were|seems?|looks?|goes|went|gives?|gave|produces?|produced|returns?|returned|gets?|got|outputs?|emits?|generates?|generated|comes?|came)\s+(?:(?!not\b|never\b)\w+\s+)?wrong(?:ly)?\b(?! as such\b)"
     # "the output shape is (1, 3) but should be (3,)"
-    r"|\b(?:is|are|was|were|gives?|gave|returns?|returned|prints?|printed)\b(?:[^.]|\.(?=\d)){1,60}"
-    r"\bbut (?:it )?should (?:be|have|give|return|print)\b"
+    r"|\b(?:is|are|was|were|gives?|gave|returns?|returned|prints?|printed)\b(?:`[^`\n]{1,80}`|[^.]|\.(?=\d))"
+    r"{1,60}\bbut (?:it )?should (?:be|have|give|return|print)\b"
+    # "I get [[17 23] [39 53]] instead of [[19 22] [43 50]]" (values, not "an error instead of")
+    r"|\b(?:i|we) (?:get|got|see|saw)\s+`?[\[(\-\d][^\n]{0,80}?\binstead of\b"
     # "a quite large error from relax.op.sum compared to a float64 reference" (a numeric error)
     r"|\b(?:large|big|huge|significant|numerical|numeric|rounding|accumulated|relative|absolute)"
     r" (?:numerical )?errors?\b(?! (?:message|is raised|was raised))"

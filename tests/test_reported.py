@@ -1155,6 +1155,18 @@ SEEN_THIS_SESSION = [
      "```\ntvm.error.InternalError: Check failed: (ndim == 2) is false\n\nDuring handling "
      "of the above exception, another exception occurred:\n...\nRuntimeError: compile "
      "failed\n```", Outcome.INTERNAL_ERROR),
+    # a value quoted as TVM's, another as the reference's, in one paragraph
+    ("ONNX TopK: indices for equal values come out in reverse order",
+     "onnxruntime returns `[1, 3]` for the indices of top-2 (ties -> smaller index first). "
+     "TVM (relax onnx frontend) returns `[3, 1]` for me.", Outcome.WRONG_RESULT),
+    ("ONNX Mod imported wrong",
+     "After from_onnx I get `[-1  1 -1  1]` but onnxruntime and numpy give `[ 1 -1 -1  1]`.",
+     Outcome.WRONG_RESULT),
+    # ... in a code span, then what it should be; or bare values, then "instead of"
+    ("relu6 doesn't clamp negative numbers",
+     "Output I see is `[-1.  3.  6.]` but should be `[0. 3. 6.]`.", Outcome.WRONG_RESULT),
+    ("R.matmul result looks transposed",
+     "I get [[17 23] [39 53]] instead of [[19 22] [43 50]].", Outcome.WRONG_RESULT),
     # another op's check quoted for comparison, in a sentence; the script's own assert failed
     ("depth_to_space accepts 8 channels",
      "```\nAssertionError: no error raised, got shape (1, 1, 8, 8)\n```\n\nFor comparison "
@@ -1633,3 +1645,16 @@ def test_a_warning_about_a_missing_optional_module_is_no_missing_dependency() ->
     got = parse_reported(Issue(title="mod.show() prints a UserWarning", body=body(text),
                                author="alice"), REPRO)
     assert got is None or got.outcome != Outcome.MISSING_DEPENDENCY, got
+
+
+@pytest.mark.parametrize("text", [
+    # the two values agree: nothing wrong with them
+    "TVM returns `[1, 3]` and onnxruntime returns `[1, 3]`; only the compile is slow.",
+    # an error, not a value, came instead
+    "I get a TVMError instead of the result when the axis is negative.",
+    # both values are TVM's (two targets), none the reference's
+    "With llvm I get `[1, 3]`, with c I get `[1, 3]` too.",
+])
+def test_values_quoted_in_words_that_are_no_wrong_result(text: str) -> None:
+    got = parse_reported(Issue(title="topk question", body=body(text), author="a"), REPRO)
+    assert got is None or got.outcome != Outcome.WRONG_RESULT, got

@@ -162,6 +162,23 @@ def test_code_with_a_real_syntax_error_is_still_the_repro() -> None:
     assert "print tvm.__version__" in r.script
 
 
+@pytest.mark.parametrize("tag", ["", "python"])
+def test_the_array_a_script_printed_under_it_in_its_block_is_output(tag: str) -> None:
+    script = ("import numpy as np\nx = np.arange(25, dtype=\"float32\").reshape(5, 5)\n"
+              "print(x[:2, :3])\n")
+    printed = "[[0. 1. 2.]\n [5. 6. 7.]]"
+    r = extract_repro(issue(f"edge windows wrong\n\n{F}{tag}\n{script}\n{printed}\n{F}\n"))
+    assert_script(r, script)
+    assert r.shown_output == printed
+    # ... also right under the print, with the check after it going on with the script
+    check = "assert x[0, 0] == 1.0\n"
+    r = extract_repro(issue(f"{F}{tag}\n{script}{printed}\n{check}{F}\n"))
+    assert_script(r, script + check)
+    # a Python list is code, not a printed array
+    listed = f"{F}{tag}\n{script}[1, 2]\n{F}\n"
+    assert "[1, 2]" in extract_repro(issue(listed)).script
+
+
 @pytest.mark.parametrize("stray", ["``", "`", "  ``  "])
 def test_a_stray_backtick_line_inside_the_block_is_markdown_not_code(stray: str) -> None:
     # (a second fence typed short, left inside the block: Python cannot parse it)
@@ -2915,12 +2932,29 @@ def test_notebook_cells_go_on_after_the_blank_line_below_an_output() -> None:
 @pytest.mark.parametrize("intro", [
     "sorry, the script above has a typo from my editing (`summ`), the right script is:",
     "The code above had a typo, my corrected script is:",
+    "oops, copy-paste from an old file. this is the one i run:",
 ])
 def test_a_corrected_script_in_a_comment_replaces_the_one_with_the_typo(intro: str) -> None:
     body = f"{F}python\nimport tvm\nprint(tvm.relax.op.summ)\n{F}\n"
     fixed = f"{intro}\n\n{F}python\nimport tvm\nprint(tvm.relax.op.sum)\n{F}\n"
     r = extract_repro(issue(body, ("alice", fixed)))
     assert r.blocks == ("comment1#0",)
+
+
+@pytest.mark.parametrize(("intro", "taken"), [
+    ("I tried to isolate the layer norm alone, here is a script with only TVM + numpy:", True),
+    ("Here's a standalone check of the op itself:", True),
+    ("Without the model, this shows it:", True),
+    # not offered as the report's problem in TVM alone
+    ("This is how we load models here:", False),
+    ("A standalone workaround that avoids the op, works for me:", False),
+])
+def test_another_users_isolation_of_a_report_with_no_script(intro: str, taken: bool) -> None:
+    body = (f"BERT logits differ from torch by 0.3. The setup is standard:\n\n{F}python\n"
+            f"model = AutoModel.from_pretrained(path).eval()\n...\n{F}\n")
+    other = f"{intro}\n\n{F}python\nimport tvm\nfrom tvm import relax\nprint(relax.op.nn.layer_norm)\n{F}\n"
+    r = extract_repro(issue(body, ("helper", other)))
+    assert (r.found and r.blocks == ("comment1#0",)) is taken, r
 
 
 def test_before_all_good_then_after_the_failing_one() -> None:
@@ -2954,7 +2988,8 @@ def test_the_author_adopts_a_maintainers_reduction(reply: str, adopted: bool) ->
 
 @pytest.mark.parametrize("reply,adopted", [
     ("yes that is exactly what I see, thanks @s-wang", True),
-    ("yes that is exactly what I see", False),  # (to whom? no one asked them to confirm)
+    ("yes that is exactly what I see", True),
+    ("yes", False),  # (to whom? no one asked them to confirm)
     ("thanks @s-wang, but mine is different: it happens only with the model", False),
 ])
 def test_the_author_with_only_a_fragment_adopts_another_users_script(reply: str,

@@ -12,11 +12,12 @@ wrong and a run prints the same lines, the run shows the same wrong result
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
 from bot.extract.markdown import Block, Source, is_section_heading, last_paragraph, unhtml
 from bot.extract.patterns import FENCE_RE, PRINTED_IR_RE, PY_DASH_C_RE, PY_TAGS, Pattern
-from bot.extract.pysyntax import OUTPUT_COMMENT_RE, is_error_output, parse_py
+from bot.extract.pysyntax import NUMPY_ROW_RE, OUTPUT_COMMENT_RE, is_error_output, parse_py
 
 # At most this much of the shown output is kept (it is compared line by line with a run's).
 MAX_SHOWN = 4000
@@ -57,6 +58,10 @@ def shown_in_block_tail(text: str, script: str) -> str:
         return ""
     rest = lines[at + 1: at + 1 + 60]
     k = next((i for i, ln in enumerate(rest) if ln.strip() and not FENCE_RE.match(ln)), None)
+    if k is not None and NUMPY_ROW_RE.match(rest[k]):
+        # the array it printed, pasted under it with no label ("[[ 3.    5.    3.25 ]")
+        rows = list(itertools.takewhile(lambda ln: bool(NUMPY_ROW_RE.match(ln)), rest[k:]))
+        return "\n".join(rows)[:MAX_SHOWN]
     if k is None or not _is_label(rest[k]) or _EXPECTED_WORDS_RE.search(rest[k]):
         return ""
     shown: list[str] = []

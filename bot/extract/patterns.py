@@ -242,6 +242,13 @@ CONTINUES_RE = Pattern(
 )
 
 REPRO_WORDS_RE = Pattern(r"\b(?:repro|reproduc\w*|minimal|mre|mwe)\b", re.I)
+# Another commenter's script that isolates the report's problem in TVM alone ("I tried to
+# isolate the layer norm, here is a script with only TVM + numpy", "a standalone check of the op
+# itself"): the repro when the issue has none of its own.
+ISOLATED_RE = Pattern(
+    r"\bisolat(?:e|ed|ing)\b|\b(?:standalone|stand-alone|self-contained)\b|"
+    r"\b(?:with )?only (?:tvm|relax|te|tir|tirx)\b(?:\s*(?:\+|and)\s*numpy)?|"
+    r"\bwithout (?:the )?(?:model|onnx|torch|pytorch|tensorflow|tflite|frontend|importer)\b", re.I)
 
 ENV_SECTION_RE = Pattern(r"^\s*(?:environment|env|system info|versions?)\b", re.I)
 
@@ -294,6 +301,9 @@ CORRECTED_RE = Pattern(
     r"\bwrong (?:snippet|script|copy|paste|file)\b|"
     r"\b(?:pasted|posted|copied|shared) (?:the|a) wrong (?:\w+ )?(?:version|code|example)\b|"
     r"\b(?:this|here) is the (?:right|correct|actual) (?:one|script|snippet|code|version|repro\w*)\b|"
+    # "oops, copy-paste from an old file. this is the one i run:"
+    r"\bcopy[- ]?past(?:e|ed|ing) (?:from an? (?:old|other|older|different|wrong)|error|mistake)\b|"
+    r"\b(?:this|here) is the (?:one|script|snippet|code|version) i (?:actually )?(?:run|ran|use|used)\b|"
     # "the script above has a typo from my editing (`summ`), the right script is:"
     r"\b(?:the|my) (?:right|correct|corrected|fixed|intended) (?:script|snippet|code|version|"
     r"repro\w*|example) (?:is|would be)\b|"
@@ -466,6 +476,9 @@ ADOPTS_RE = Pattern(
     r"\byour (?:smaller |minimal |reduced |simpler )?(?:script|repro\w*|example|snippet|code|"
     r"version) (?:gives|shows|raises|hits|produces|reproduces|fails with) (?:me )?"
     r"(?:exactly )?the same\b|"
+    # "yes this is exactly what I see in my model" (right after another's script)
+    r"\b(?:this|that|it)(?: is|'s) exactly (?:what|the (?:error|problem|issue|crash|thing|bug)) "
+    r"(?:i|we) (?:see|get|saw|got|have|hit)\b|"
     # "thanks, yes the reduced one crashes the same for me"
     r"\b(?:the|your) (?:smaller|minimal|reduced|simpler|shorter|cut-down) (?:one|script|repro\w*|"
     r"example|version|snippet|code|case)\b(?![^.\n]{0,40}\b(?:not|never|doesn't|does not|don't)\b)"

@@ -78,6 +78,7 @@ from bot.extract.patterns import (
     CONTINUES_RE,
     CORRECTED_RE,
     FIX_RE,
+    ISOLATED_RE,
     NOT_SAME_RE,
     PORTED_RE,
     PROSE_IMPORT_RE,
@@ -213,8 +214,9 @@ def extract_repro(issue: Issue) -> Repro:
 
     for name, raw in others:
         intro = re.split(r"```|~~~", raw)[0]
-        ported = bool(PORTED_RE.search(intro)) and not FIX_RE.search(intro) and \
-            not only_offered_as_working(intro)  # ("Trying with current relax:", the author's none)
+        # ("Trying with current relax:", "a standalone check of the op itself:")
+        ported = bool(PORTED_RE.search(intro) or ISOLATED_RE.search(intro)) and \
+            not FIX_RE.search(intro) and not only_offered_as_working(intro)
         if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)
                 or SAME_HERE_RE.search(raw) or ported) or NOT_SAME_RE.search(raw):
             continue

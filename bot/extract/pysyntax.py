@@ -338,6 +338,20 @@ def cut_at_output(code: str) -> str | None:
             tree = parse_py(head)
             if tree is not None and does_something(tree):
                 return head
+        if k and NUMPY_ROW_RE.match(ln) and parse_py(ln.strip()) is None:
+            # a numpy array printed under the code that printed it ("[[ 3.   5.   3.25]"):
+            # the code above it, and any code below its rows (the check that fails on it)
+            j = k
+            while j < len(lines) and (not lines[j].strip() or NUMPY_ROW_RE.match(lines[j])):
+                j += 1
+            head = "\n".join(lines[:k]).rstrip()
+            rest = "\n".join(lines[j:]).strip("\n")
+            tree = parse_py(head)
+            if tree is None or not does_something(tree):
+                return None
+            both = f"{head}\n{rest}" if rest else head
+            joined = parse_py(both) if rest else None
+            return both if joined is not None and does_something(joined) else head
         if k and (
             OUTPUT_LINE_RE.match(ln)
             or ERROR_LINE_RE.match(ln)
@@ -360,6 +374,11 @@ def cut_at_output(code: str) -> str | None:
 
 
 _OUTPUT_LABEL_RE = lazyre.compile(r"^[A-Za-z][\w '-]{0,40}:\s*$")
+# A row of a numpy array as numpy prints it: brackets, then numbers (nan, inf) apart by spaces
+# and no commas (a Python list has them) -- "[[ 1.  2.]", " [ 3 -56 44]]", "[nan  0.5]".
+_NUM = r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|\.\d+|nan|inf)"
+NUMPY_ROW_RE = lazyre.compile(
+    rf"^\s*\[+\s*{_NUM}(?:\s+{_NUM})+\s*\]*\s*$|^\s*\[+\s*{_NUM}\s*\]+\s*$", re.IGNORECASE)
 # A comment line that labels what follows as the run's output: "# output", "# prints:", "# result"
 OUTPUT_COMMENT_RE = lazyre.compile(
     r"^\s*#+\s*(?:(?:the |my )?(?:output|outputs|result|results|printed|prints|it prints|got|i get|"

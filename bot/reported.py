@@ -412,6 +412,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _shown_then_reference(repro),
         _refusal_as_title,
         _import_clash(repro),
+        _accepted_with_output(repro),
     )
     retried = _retried_on_newer(lines)
     if retried:
@@ -1236,6 +1237,33 @@ def _refusal_as_title(lines: list[_Line]) -> Reported | None:
             if _REFUSAL_TITLE_RE.match(text):
                 return Reported(Outcome.TVM_ERROR, signature=text[:200], evidence=(text[:200],))
     return None
+
+
+# "returns an empty tensor instead of error": TVM gave a value where it should have refused.
+_INSTEAD_OF_ERROR_RE = lazyre.compile(
+    r"\b(?:returns?|returned|gives?|gave|produces?|produced|outputs?|prints?|runs?|compiles?)\b"
+    r"[^.;]{0,60}\binstead of (?:an? |raising an? |throwing an? )?(?:error|exception)", re.I)
+
+
+def _accepted_with_output(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """TVM accepts what it should refuse ("reshape with -1 silently accepts ...", "returns an
+    empty tensor instead of error") and the report shows the output it gave (``(6, 3)``): a
+    wrong result, that output -- not the error the reference raises or a variant gives, which
+    the words around it also name."""
+    def find(lines: list[_Line]) -> Reported | None:
+        shown = next((s.strip() for s in repro.shown_output.split("\n") if s.strip()), "")
+        if not any(ch.isdigit() for ch in shown):
+            return None
+        for ln in lines:
+            if ln.fenced or _expectation(ln):
+                continue
+            m = ACCEPTED_RE.search(ln.text)
+            if (m is not None and not _negated(ln.text, m.start())) or \
+                    _INSTEAD_OF_ERROR_RE.search(ln.text):  # ("not dividing the axis returns ...")
+                return Reported(Outcome.WRONG_RESULT, signature=f"prints {shown}"[:200],
+                                evidence=(ln.text.strip(),), about_acceptance=True)
+        return None
+    return find
 
 
 def _generic_failure(lines: list[_Line]) -> Reported | None:

@@ -1658,3 +1658,25 @@ def test_a_warning_about_a_missing_optional_module_is_no_missing_dependency() ->
 def test_values_quoted_in_words_that_are_no_wrong_result(text: str) -> None:
     got = parse_reported(Issue(title="topk question", body=body(text), author="a"), REPRO)
     assert got is None or got.outcome != Outcome.WRONG_RESULT, got
+
+
+@pytest.mark.parametrize(("title", "text", "outcome"), [
+    # TVM accepts what it should refuse and the report shows what it gave: that output is wrong,
+    # whatever error a variant or the reference gives
+    ("[Relax] reshape with -1 silently accepts element count not divisible",
+     "It compiles and runs, output shape `(6, 3)`. With static shape `(5, 4)` I do get an error "
+     "at parse time.", Outcome.WRONG_RESULT),
+    ("R.split returns an empty tensor instead of error",
+     "`numpy.split` raises `ValueError: array split does not result in an equal division`.",
+     Outcome.WRONG_RESULT),
+    # ... not when it does not say TVM accepted it
+    ("R.split fails on uneven sections",
+     "`R.split` raises `ValueError: cannot split` while numpy gives 2,2,1,1.", Outcome.TVM_ERROR),
+])
+def test_an_input_tvm_accepts_with_the_output_shown(title: str, text: str,
+                                                    outcome: Outcome) -> None:
+    shown = Repro(found=True, script=SCRIPT, blocks=("body#0",), shape="fenced", shown_output="[(2, 2), (2, 2), (2, 0)]\n")
+    got = parse_reported(Issue(title=title, body=body(text), author="a"), shown)
+    assert got is not None and got.outcome == outcome, got
+    if outcome == Outcome.WRONG_RESULT:
+        assert got.signature == "prints [(2, 2), (2, 2), (2, 0)]"

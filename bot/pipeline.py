@@ -80,7 +80,7 @@ def conclude(
     cls = account_for_absent_device(cls, reported, the_plan.needs, environment, repro.script)
     cls = account_for_import_only(cls, repro.script, issue.title, reported,
                                   ran_as_command=repro.shape == "shell-wrapped")
-    cls = account_for_shown_output(cls, run, repro.shown_output, reported)
+    cls = account_for_shown_output(cls, run, repro.shown_output, reported, repro.script)
     cls = account_for_varied_output(cls, run, repro.script, reported)
     cls = account_for_printed_check(cls, run, repro.script, reported)
     cls = account_for_caught_error(cls, run, repro.script, reported)

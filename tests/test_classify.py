@@ -1305,6 +1305,31 @@ def test_a_passing_run_that_prints_what_the_report_calls_wrong(
     assert account_for_shown_output(classify(run), run, shown, reported).outcome == outcome
 
 
+@pytest.mark.parametrize(("check", "outcome"), [
+    # the script's own check of the values passed: they equal its reference (numpy rounds half
+    # to even too), whatever the report expected
+    ("np.testing.assert_array_equal(out, np.round(x))\n", Outcome.PASSED),
+    ("assert np.allclose(out, ref)\n", Outcome.PASSED),
+    ("if __name__ == '__main__':\n    np.testing.assert_allclose(out, ref)\n", Outcome.PASSED),
+    # not a check of the values, or not one that must have run
+    ("np.testing.assert_equal(out.shape, (6,))\n", Outcome.WRONG_RESULT),
+    ("try:\n    np.testing.assert_allclose(out, ref)\nexcept AssertionError:\n    pass\n",
+     Outcome.WRONG_RESULT),
+    ("def check():\n    np.testing.assert_allclose(out, ref)\n", Outcome.WRONG_RESULT),
+    ("", Outcome.WRONG_RESULT),
+])
+def test_printed_output_the_report_calls_wrong_beside_a_check_that_passed(
+        check: str, outcome: Outcome) -> None:
+    from bot.classify import account_for_shown_output
+
+    script = "import numpy as np\nout = np.round(x)\nprint(out)\n" + check
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="[ 0.  2.  2. -0. -2.  3.]\n")
+    got = account_for_shown_output(classify(run), run, "[ 0.  2.  2. -0. -2.  3.]", _WRONG, script)
+    assert got.outcome == outcome, got
+    if outcome == Outcome.PASSED:
+        assert "its own check of the values passed" in got.detail
+
+
 _CATCHES = "try:\n    f(a, b)\nexcept Exception as err:\n    print(err)\n"
 _MISMATCH = Reported(Outcome.TVM_ERROR, "Mismatched A.dtype on argument #0")
 

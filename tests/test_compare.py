@@ -265,6 +265,17 @@ def test_signature_normalisation() -> None:
     assert signatures_match("", "anything at all")
     assert not signatures_match("ValueError: shape mismatch", "TypeError: shape mismatch")
     assert not signatures_match("fails to parse", "DiagnosticError: Undefined variable: Tensor")
+    # one long message under two types: what an older TVM raised as ValueError is TVM's
+    # DiagnosticError now
+    old = ("ValueError: Reshape expects the new shape to be convertible from the old shape. "
+           "However, the old shape is R.shape([1, 3, 224, 224]), with product T.int64(150528)")
+    new = ("tvm.error.DiagnosticError: error: Reshape expects the new shape to be convertible "
+           "from the old shape. However, the old shape is R.shape([2, 3]), with product T.int64(6)")
+    assert signatures_match(old, new)
+    # ... not a short message, nor another one
+    assert not signatures_match("ValueError: invalid shape", "DiagnosticError: error: invalid shape")
+    assert not signatures_match(old, "DiagnosticError: error: Reshape expects the input to have "
+                                "a known number of dimensions, which this tensor does not have")
 
 
 # --- the same place in TVM ------------------------------------------------------------------

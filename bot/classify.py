@@ -388,15 +388,20 @@ _VALUE_ASSERTS = frozenset({"assert_allclose", "assert_array_equal", "assert_equ
 
 def passing_value_check(script: str) -> str:
     """The script's own check of its values against a reference, made where the script runs
-    (top level, or under ``if __name__ == "__main__":``), not wrapped in a ``try``: after a run
-    that exited 0 it passed (the values equal the script's reference). Its source, or ""."""
+    (top level, in a loop or ``with`` block there, or under ``if __name__ == "__main__":``), not
+    wrapped in a ``try``: after a run that exited 0 it passed (the values equal the script's
+    reference). Its source, or ""."""
     tree = _tree(script)
     if tree is None:
         return ""
-    body = list(tree.body)
-    for stmt in tree.body:  # (the main guard's body runs too)
-        if isinstance(stmt, ast.If) and "__main__" in ast.dump(stmt.test):
-            body.extend(stmt.body)
+    body: list[ast.stmt] = []
+    todo = list(tree.body)
+    while todo:  # (the main guard's body runs too, and a loop's or a with block's)
+        stmt = todo.pop(0)
+        body.append(stmt)
+        if isinstance(stmt, ast.For | ast.While | ast.With) or (
+                isinstance(stmt, ast.If) and "__main__" in ast.dump(stmt.test)):
+            todo.extend(stmt.body)
     for stmt in body:
         node: ast.expr | None = None
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):

@@ -70,6 +70,12 @@ _REF_LABEL_RE = lazyre.compile(
     + r"\s*[:=]\s*(\S.{0,300})$", re.IGNORECASE)
 
 
+# A duration: "790.41 ms", "1.2 s", "35us", "0.8 sec".
+_TIMING_RE = lazyre.compile(
+    r"\d\s{0,2}(?:ms|msec|s|sec|secs|seconds?|us|µs|ns|milliseconds?|microseconds?)\b",
+    re.IGNORECASE)
+
+
 def printed_pair_differs(lines: list[str]) -> str:
     """One line with TVM's value and one with the reference's, each under its label and with
     numbers in it, whose values differ: the TVM line, else ""."""
@@ -77,6 +83,8 @@ def printed_pair_differs(lines: list[str]) -> str:
     ref = [m.group(1) for ln in lines for m in (_REF_LABEL_RE.match(ln),) if m]
     if len(tvm) != 1 or len(ref) != 1:
         return ""
+    if _TIMING_RE.search(tvm[0][1]) or _TIMING_RE.search(ref[0]):
+        return ""  # ("tvm   : 790.41 ms", "numpy : 25.12 ms": how fast, not what was computed)
     got, want = ATOM_RE.findall(tvm[0][1]), ATOM_RE.findall(ref[0])
     if not got or not want or same_atoms(got, want):
         return ""

@@ -1001,6 +1001,8 @@ def _loose_crash(lines: list[_Line]) -> Reported | None:
         for m in LOOSE_CRASH_RE.finditer(ln.text):
             if any(a <= m.start() < b for a, b in machine):
                 continue
+            if BACKSTORY_RE.search(_sentence(ln.text, m.group(0))):
+                continue  # ("then crashed my downstream concat kernel (different story)")
             if not _negated(ln.text, m.start()):
                 return Reported(
                     Outcome.CRASH,

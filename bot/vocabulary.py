@@ -438,6 +438,8 @@ REPORTED_WRONG_RE = lazyre.compile(
     # "the output shape is (1, 3) but should be (3,)"
     r"|\b(?:is|are|was|were|gives?|gave|returns?|returned|prints?|printed)\b(?:`[^`\n]{1,80}`|[^.]|\.(?=\d))"
     r"{1,60}\bbut (?:it )?should (?:be|have|give|return|print)\b"
+    # "should give x[5::-2] = [5,3,1] but I get an empty array"
+    r"|\bshould (?:be|give|return|print|output)\b[^.\n]{1,80}\bbut (?:i|we) (?:get|got|see|saw)\b"
     # "I get [[17 23] [39 53]] instead of [[19 22] [43 50]]" (values, not "an error instead of")
     r"|\b(?:i|we) (?:get|got|see|saw)\s+`?[\[(\-\d][^\n]{0,80}?\binstead of\b"
     # "a quite large error from relax.op.sum compared to a float64 reference" (a numeric error)
@@ -624,7 +626,9 @@ ACCEPTED_RE = lazyre.compile(
 # later in the model and tracked it down to this reshape".
 BACKSTORY_RE = lazyre.compile(
     r"\b(?:originally|initially|at first|first) (?:saw|noticed|hit|got|observed|had|thought)\b"
-    r"|\btrack(?:ed)? (?:it|this|that|them|the \w+) down\b|\bnarrowed (?:it|this) down\b",
+    r"|\btrack(?:ed)? (?:it|this|that|them|the \w+) down\b|\bnarrowed (?:it|this) down\b"
+    # "The empty tensor then crashed my downstream concat kernel (different story)"
+    r"|\b(?:different|separate|another|other) (?:story|issue|topic)\b|\bdownstream\b",
     re.IGNORECASE,
 )
 QUESTION_TITLE_RE = lazyre.compile(

@@ -1311,6 +1311,7 @@ def test_a_passing_run_that_prints_what_the_report_calls_wrong(
     ("np.testing.assert_array_equal(out, np.round(x))\n", Outcome.PASSED),
     ("assert np.allclose(out, ref)\n", Outcome.PASSED),
     ("if __name__ == '__main__':\n    np.testing.assert_allclose(out, ref)\n", Outcome.PASSED),
+    ("for name, ref in [('a', out)]:\n    np.testing.assert_allclose(out, ref)\n", Outcome.PASSED),
     # not a check of the values, or not one that must have run
     ("np.testing.assert_equal(out.shape, (6,))\n", Outcome.WRONG_RESULT),
     ("try:\n    np.testing.assert_allclose(out, ref)\nexcept AssertionError:\n    pass\n",

@@ -162,6 +162,19 @@ def test_code_with_a_real_syntax_error_is_still_the_repro() -> None:
     assert "print tvm.__version__" in r.script
 
 
+@pytest.mark.parametrize(("tag", "taken"), [
+    ("c++", True), ("text", True), ("sh", True), ("js", True),
+    ("c++", False),  # (real C++ stays native code)
+])
+def test_a_python_script_under_another_languages_tag(tag: str, taken: bool) -> None:
+    script = "import numpy as np\nimport tvm\nprint(np.arange(3), tvm.cpu())\n"
+    code = script if taken else "#include <tvm/runtime/module.h>\nint main() { return 0; }\n"
+    r = extract_repro(issue(f"Empty output:\n\n{F}{tag}\n{code}{F}\n"))
+    assert r.found is taken, r
+    if taken:
+        assert_script(r, script)
+
+
 @pytest.mark.parametrize("tag", ["", "python"])
 def test_the_array_a_script_printed_under_it_in_its_block_is_output(tag: str) -> None:
     script = ("import numpy as np\nx = np.arange(25, dtype=\"float32\").reshape(5, 5)\n"

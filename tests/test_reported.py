@@ -1155,6 +1155,14 @@ SEEN_THIS_SESSION = [
      "```\ntvm.error.InternalError: Check failed: (ndim == 2) is false\n\nDuring handling "
      "of the above exception, another exception occurred:\n...\nRuntimeError: compile "
      "failed\n```", Outcome.INTERNAL_ERROR),
+    # a crash of the reporter's own code further on, told as an aside, is not the report
+    ("R.split silently produces a zero-size tensor",
+     "It returns 4 outputs where the last one has shape `(2, 0)`, which is wrong. The empty tensor "
+     "then crashed my downstream concat kernel (different story).", Outcome.WRONG_RESULT),
+    # what it should give, then what they get
+    ("strided_slice with negative stride returns empty tensor",
+     "`R.strided_slice(x, axes=[0], begin=[5], end=[-7], strides=[-2])` should give x[5::-2] = "
+     "[5,3,1] but I get an empty array (shape (0,)).", Outcome.WRONG_RESULT),
     # a value quoted as TVM's, another as the reference's, in one paragraph
     ("ONNX TopK: indices for equal values come out in reverse order",
      "onnxruntime returns `[1, 3]` for the indices of top-2 (ties -> smaller index first). "

@@ -17,7 +17,6 @@ from bot.extract.patterns import (
     PRINTED_IR_RE,
     PY_TAGS,
     QUOTE_FAILS_TOO_RE,
-    SHELL_TAGS,
     STRONG_START_RE,
     TRACEBACK_RE,
     VARIANT_RE,
@@ -135,9 +134,10 @@ def classify_block(block: Block) -> Code | None:
 
 
 def _python_tagged_as_shell(block: Block) -> bool:
-    """A ```bash / ```sh fence that holds a Python script, not commands: it begins with a
-    Python import and parses as Python, imports and all (a wrong tag, not a shell session)."""
-    if block.lang not in SHELL_TAGS:
+    """A ```bash / ```sh fence (or ```c++, ```cpp, ```text: any other tag) that holds a Python
+    script, not commands: it begins with a Python import and parses as Python, imports and all
+    (a wrong tag, not a shell session or native code)."""
+    if not block.lang or block.lang in PY_TAGS:
         return False
     first = next((ln for ln in block.text.split("\n") if ln.strip()), "")
     if not STRONG_START_RE.match(first):

@@ -99,6 +99,7 @@ from bot.vocabulary import (
     TESTING_PATH_RE,
     TVM_ERROR_TYPES,
     UNEXPECTED_KEYWORD_RE,
+    VM_ARGUMENT_CHECK,
     WRAPPER_TYPES,
     WRONG_RESULT_RE,
     device_absent,
@@ -1418,7 +1419,7 @@ def _classify_error(
     # signature -- "Check failed: input_shape[i] == reg (17 vs. 16) : ErrorContext(fn=main,
     # loc=param[0], ...)" -- is the caller's wrong input refused: a user-facing error too.)
     if (short == "InternalError" or ("Check failed" in text and short not in _USER_CHECK_TYPES)) \
-            and "ErrorContext(fn=" not in text:
+            and VM_ARGUMENT_CHECK not in text:
         check = next((ln.strip() for ln in err.lines if "Check failed" in ln), "")
         return Classification(
             Outcome.INTERNAL_ERROR,

@@ -92,6 +92,7 @@ from bot.vocabulary import (
     VALUE_SPAN_RE,
     VALUE_TEXT_RE,
     VALUE_TVM_SIDE_RE,
+    VM_ARGUMENT_CHECK,
     WRONG_TITLE_RE,
     ends_in_result_check,
     is_tvm_name,
@@ -630,11 +631,14 @@ _CHECK_IN_WORDS_RE = lazyre.compile(
 def _internal(lines: list[_Line]) -> Reported | None:
     # the check as pasted, with its condition ("Check failed: (x == y) is false"), before words
     # that only name one ("throws an InternalError (Check failed) instead of a ValueError")
+    vm_check = any(VM_ARGUMENT_CHECK in ln.text for ln in lines)
     for with_condition in (True, False):
         for ln in _body_first(lines):  # (before a title's words about it)
             m = CHECK_FAILED_RE.search(ln.text)
             if m is None or (with_condition and not m.group(0).startswith("Check failed:")):
                 continue
+            if vm_check:
+                break  # (the VM refusing the caller's arguments: TVM's user-facing error)
             if not (not ln.fenced and _COMPARISON_RE.search(ln.text[:m.start()])):
                 # (not another op's check quoted "for comparison" in a sentence)
                 return Reported(Outcome.INTERNAL_ERROR, signature=m.group(0).strip(),

@@ -59,6 +59,11 @@ CRASH_CONTEXT_RE = lazyre.compile(
 
 BACKTRACE_NOTE = "note: run with `TVM_BACKTRACE=1`"
 
+# The VM's check of a call's arguments against the function's signature: "Check failed:
+# input_shape[i] == reg (17 vs. 16) : ErrorContext(fn=main, loc=param[0], ...)" -- the caller's
+# wrong input refused, a user-facing error (classify and reported read it alike).
+VM_ARGUMENT_CHECK = "ErrorContext(fn="
+
 # --------------------------------------------------------------------------------------------
 # The device the script wants is absent
 

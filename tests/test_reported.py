@@ -1163,6 +1163,12 @@ SEEN_THIS_SESSION = [
     ("strided_slice with negative stride returns empty tensor",
      "`R.strided_slice(x, axes=[0], begin=[5], end=[-7], strides=[-2])` should give x[5::-2] = "
      "[5,3,1] but I get an empty array (shape (0,)).", Outcome.WRONG_RESULT),
+    # the VM refusing the caller's arguments (its ErrorContext) is TVM's user-facing error, as
+    # the run's classification reads it, also when the title quotes the check alone
+    ('Confusing message "Check failed: input_shape[i] == reg (5 vs. 4)" when passing wrong shape',
+     "```\nRuntimeError: Check failed: input_shape[i] == reg (5 vs. 4) : ErrorContext(fn=main, "
+     "loc=param[0], param=x, annotation=R.Tensor((n, 4), dtype=\"float32\"))  match_cast error\n```",
+     Outcome.TVM_ERROR),
     # a value quoted as TVM's, another as the reference's, in one paragraph
     ("ONNX TopK: indices for equal values come out in reverse order",
      "onnxruntime returns `[1, 3]` for the indices of top-2 (ties -> smaller index first). "

@@ -316,9 +316,11 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
             Verdict.INCONCLUSIVE,
             (*ev, "the report is about speed, which one run on a shared worker cannot judge"),
         )
-    if cls.outcome == Outcome.PASSED and rep_outcome == Outcome.PASSED:
+    if cls.outcome == Outcome.PASSED and (rep_outcome == Outcome.PASSED or (
+            reported is not None and reported.about_acceptance)):
         # "TVM should reject this but accepts it", "only a warning", "the IR looks inefficient":
-        # the reporter saw it run to the end, and so does the run.
+        # the reporter saw it run to the end, and so does the run (also when the report shows
+        # the output TVM gave for what it accepted: the run accepts it too).
         return Comparison(
             Verdict.REPRODUCED,
             (*ev, "the script runs to the end, as the report says it does"),
@@ -340,7 +342,8 @@ def compare(reported: Reported | None, cls: Classification) -> Comparison:
             (*ev, "the issue quotes no error; the run fails in the script's own code"),
         )
     assert rep_outcome is not None
-    if rep_outcome == Outcome.PASSED and reported.about_acceptance and cls.outcome == Outcome.TVM_ERROR:
+    if rep_outcome in (Outcome.PASSED, Outcome.WRONG_RESULT) and reported.about_acceptance \
+            and cls.outcome == Outcome.TVM_ERROR:
         # "TVM silently accepts an out-of-range constant": TVM now refuses it with its own error.
         return Comparison(
             Verdict.NOT_REPRODUCED,

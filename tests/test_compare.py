@@ -459,3 +459,23 @@ def test_the_run_raises_the_exact_error_the_report_quotes_from_outside_tvm(
     said = rep(Oc.TVM_ERROR, "ValueError: Could not convert T.float32 to a NumPy dtype (via "
                "`.dtype` value dtype('float32'))")
     assert compare(said, obs(Oc.PYTHON_ERROR, observed)).verdict == verdict
+
+
+@pytest.mark.parametrize(("reported", "observed", "verdict"), [
+    # TVM accepts what it should refuse, the report showing what it gave: a run that accepts it
+    # too (its output printed differently now) reproduces it; a run that refuses it with TVM's
+    # own error does not
+    (Oc.WRONG_RESULT, obs(Oc.PASSED), V.REPRODUCED),
+    (Oc.WRONG_RESULT, obs(Oc.WRONG_RESULT, "printed (6, 3)"), V.REPRODUCED),
+    (Oc.WRONG_RESULT, obs(Oc.TVM_ERROR, "ValueError: Literal value exceeds range of int32"),
+     V.NOT_REPRODUCED),
+    (Oc.PASSED, obs(Oc.TVM_ERROR, "ValueError: Literal value exceeds range of int32"),
+     V.NOT_REPRODUCED),
+])
+def test_a_report_that_tvm_accepts_what_it_should_refuse(
+        reported: Outcome, observed: Classification, verdict: Verdict) -> None:
+    said = Reported(reported, "prints (6, 3)", about_acceptance=True)
+    assert compare(said, observed).verdict == verdict
+    # a wrong result that is not about acceptance and does not show here is not reproduced
+    if reported == Oc.WRONG_RESULT and observed.outcome == Oc.PASSED:
+        assert compare(Reported(reported, "prints (6, 3)"), observed).verdict == V.NOT_REPRODUCED

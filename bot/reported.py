@@ -452,6 +452,25 @@ def _with_values(rep: Reported, lines: list[_Line]) -> Reported:
     return replace(rep, values=values) if values else rep
 
 
+def _sided_values(text: str) -> list[tuple[str, str]]:
+    """The values ``text`` quotes in inline code, each with whose it is by the words just before
+    it ("tvm": "TVM gives", "I get"; "ref": "numpy gives", "expected"; the nearest side named
+    wins), in order; spans no words place on either side are left out."""
+    out: list[tuple[str, str]] = []
+    start = 0
+    for m in VALUE_SPAN_RE.finditer(text):
+        val = m.group("val").strip()
+        before = text[max(start, m.start() - 60) : m.start()]
+        start = m.end()
+        if not VALUE_TEXT_RE.fullmatch(val) or not VALUE_ATOM_RE.search(val):
+            continue
+        tvm = [t.end() for t in VALUE_TVM_SIDE_RE.finditer(before)]
+        ref = [r.end() for r in VALUE_REFERENCE_SIDE_RE.finditer(before)]
+        if tvm or ref:
+            out.append(("tvm" if tvm and (not ref or tvm[-1] > ref[-1]) else "ref", val))
+    return out
+
+
 def _values_compared(lines: list[_Line]) -> Reported | None:
     """A line of the reporter's words quotes a value as TVM's and another as the reference's
     ("onnxruntime returns `[1, 3]` ... TVM returns `[3, 1]` for me", "After from_onnx I get `[-1
@@ -459,19 +478,9 @@ def _values_compared(lines: list[_Line]) -> Reported | None:
     for ln in lines:
         if ln.fenced or ln.where == "title" or _under_expected(ln):
             continue
-        sides: dict[str, list[str]] = {"tvm": [], "ref": []}
-        start = 0
-        for m in VALUE_SPAN_RE.finditer(ln.text):
-            val = m.group("val").strip()
-            before = ln.text[max(start, m.start() - 60) : m.start()]
-            start = m.end()
-            if not VALUE_TEXT_RE.fullmatch(val) or not VALUE_ATOM_RE.search(val):
-                continue
-            tvm = [t.end() for t in VALUE_TVM_SIDE_RE.finditer(before)]
-            ref = [r.end() for r in VALUE_REFERENCE_SIDE_RE.finditer(before)]
-            if tvm or ref:
-                sides["tvm" if tvm and (not ref or tvm[-1] > ref[-1]) else "ref"].append(val)
-        got, want = sides["tvm"], sides["ref"]
+        sided = _sided_values(ln.text)
+        got = [v for side, v in sided if side == "tvm"]
+        want = [v for side, v in sided if side == "ref"]
         if got and want and not any(same_atoms(ATOM_RE.findall(g), ATOM_RE.findall(w))
                                     for g in got for w in want):
             return Reported(Outcome.WRONG_RESULT, signature=_sentence(ln.text, f"`{got[0]}`"),
@@ -489,16 +498,8 @@ def quoted_values(lines: list[_Line]) -> tuple[str, ...]:
     for ln in lines:
         if ln.fenced or ln.where == "title" or _under_expected(ln):
             continue
-        start = 0
-        for m in VALUE_SPAN_RE.finditer(ln.text):
-            val = m.group("val").strip()
-            before = ln.text[max(start, m.start() - 60) : m.start()]
-            start = m.end()
-            if not VALUE_TEXT_RE.fullmatch(val) or not VALUE_ATOM_RE.search(val):
-                continue
-            tvm = [t.end() for t in VALUE_TVM_SIDE_RE.finditer(before)]
-            ref = [r.end() for r in VALUE_REFERENCE_SIDE_RE.finditer(before)]
-            if tvm and (not ref or tvm[-1] > ref[-1]) and val not in out:
+        for side, val in _sided_values(ln.text):
+            if side == "tvm" and val not in out:
                 out.append(val)
         said = VALUE_NOT_RE.search(ln.text)
         if said and said.group("tvm") not in out:

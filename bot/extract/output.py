@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Iterable
 
 from bot.extract.markdown import Block, Source, is_section_heading, last_paragraph, unhtml
 from bot.extract.patterns import FENCE_RE, PRINTED_IR_RE, PY_DASH_C_RE, PY_TAGS, Pattern
@@ -263,18 +264,23 @@ def shown_after_unfenced(text: str, script: str) -> str:
         return printed_in_prose("\n".join(lines[at + 1: at + 1 + _PROSE_LINES]))
     if len(intro) > 200 or not _OUTPUT_WORDS_RE.search(intro) or _EXPECTED_WORDS_RE.search(intro):
         return ""
+    return _printed_lines(rest)
+
+
+def _printed_lines(lines: Iterable[str]) -> str:
+    """The lines after an output label, up to the first blank one after them (blank lines
+    before them skipped), when they read as printed values: at most 40 lines, a digit in them,
+    not more code. Else ""."""
     shown: list[str] = []
-    for ln in rest:
+    for ln in lines:
         if not ln.strip():
             if shown:
                 break
             continue
         shown.append(ln)
     out = "\n".join(shown)
-    if not shown or len(shown) > 40 or not any(ch.isdigit() for ch in out):
+    if not shown or len(shown) > 40 or not any(ch.isdigit() for ch in out) or _is_program(out):
         return ""
-    if _is_program(out):
-        return ""  # more code, not printed output
     return out[:MAX_SHOWN]
 
 
@@ -296,17 +302,7 @@ def shown_before_unfenced(text: str, script: str) -> str:
             continue
         if not _OUTPUT_WORDS_RE.search(intro) or _EXPECTED_WORDS_RE.search(intro):
             return ""  # (the nearest label above the script is not about its output)
-        shown: list[str] = []
-        for ln in lines[i + 1: at]:
-            if not ln.strip():
-                if shown:
-                    break
-                continue
-            shown.append(ln)
-        out = "\n".join(shown)
-        if not shown or len(shown) > 40 or not any(ch.isdigit() for ch in out) or _is_program(out):
-            return ""
-        return out[:MAX_SHOWN]
+        return _printed_lines(lines[i + 1: at])
     return ""
 
 

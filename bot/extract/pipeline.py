@@ -213,10 +213,10 @@ def extract_repro(issue: Issue) -> Repro:
         return with_cut_tail(with_file_note(adopted))
 
     for name, raw in others:
-        intro = re.split(r"```|~~~", raw)[0]
+        intro = _intro(raw)
         # ("Trying with current relax:", "a standalone check of the op itself:")
         ported = bool(PORTED_RE.search(intro) or ISOLATED_RE.search(intro)) and \
-            not FIX_RE.search(intro) and not only_offered_as_working(intro)
+            _offered_as_failing(intro)
         if not (REPRO_WORDS_RE.search(raw) or QUOTE_FAILS_TOO_RE.search(raw)
                 or SAME_HERE_RE.search(raw) or ported) or NOT_SAME_RE.search(raw):
             continue
@@ -391,6 +391,17 @@ def _stale_name(script: str) -> str:
     return ""
 
 
+def _intro(body: str) -> str:
+    """A comment's words before its first code block."""
+    return re.split(r"```|~~~", body)[0]
+
+
+def _offered_as_failing(intro: str) -> bool:
+    """The words before a comment's script do not offer it as a fix or as the variant that
+    works: it may stand for the failing script."""
+    return not FIX_RE.search(intro) and not only_offered_as_working(intro)
+
+
 def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
     """Another commenter's port of the author's script to the current API ("I ported it to
     Relax on 0.27:", "here is the script with the new API"), when the author's script uses a
@@ -401,11 +412,11 @@ def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
     if not stale:
         return None
     for n, c in enumerate(issue.comments, start=1):
-        intro = re.split(r"```|~~~", c.body)[0]
-        if not PORTED_RE.search(c.body) or FIX_RE.search(intro):
-            continue  # (the author's own port counts too: "ok, updated for 0.27:"; a patch not)
-        if only_offered_as_working(intro):
-            continue  # ("here's the TensorIR version, for me it works": not the failing script)
+        intro = _intro(c.body)
+        # (the author's own port counts too: "ok, updated for 0.27:"; a patch not, nor "here's
+        # the TensorIR version, for me it works")
+        if not PORTED_RE.search(c.body) or not _offered_as_failing(intro):
+            continue
         other = read_source(f"comment{n}", c.body, by_author=False)
         port = from_blocks(other, own_blocks(other))[0]
         if port is not None and not _stale_name(port.script):
@@ -426,8 +437,8 @@ def reduced_without_framework(issue: Issue, repro: Repro) -> Repro | None:
     if not needed:
         return None
     for n, c in enumerate(issue.comments, start=1):
-        intro = re.split(r"```|~~~", c.body)[0]
-        if not SMALLER_RE.search(intro) or FIX_RE.search(intro) or only_offered_as_working(intro):
+        intro = _intro(c.body)
+        if not SMALLER_RE.search(intro) or not _offered_as_failing(intro):
             continue
         if any(later.author == issue.author and (NOT_SAME_RE.search(later.body)
                                                  or REJECTS_RE.search(later.body))

@@ -163,6 +163,18 @@ def test_two_clean_runs_that_print_differently_stop_and_say_so() -> None:
     assert not again_while_clean(first, Runs(SEGV), 2, "varying").output_varied
 
 
+def test_the_same_junk_twice_in_a_row_gets_a_third_run() -> None:
+    from bot.runs import VARYING_RUNS
+
+    first = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="[1. nan]\n")
+    other = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="[1.0e+00 -1.35e-29]\n")
+    run = again_while_clean(first, Runs(first, other), VARYING_RUNS, "varying")
+    assert run.output_varied and run.runs == 3
+    # ...and never more: three runs that print the same are just that
+    same = again_while_clean(first, Runs(first, first, other), VARYING_RUNS, "varying")
+    assert not same.output_varied and same.runs == 3
+
+
 def test_real_runs_of_a_script_whose_output_changes(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import subprocess
     import sys

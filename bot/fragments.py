@@ -250,11 +250,20 @@ def _misspelt(name: str, bound: set[str]) -> bool:
     of case 1, at most (len(a) + len(b) + 3) / 3."""
     if len(name) >= 3 and any(_abbreviates(name, b) for b in bound):
         return True
+    if len(name) >= 4 and any(_suffixed(name, b) for b in bound):
+        return True
     if len(name) < 4:
         return False  # (``mod`` beside ``mods``, ``x`` beside ``y``: other names, not slips)
     return any(abs(len(name) - len(b)) <= 1 and len(b) >= 3
                and b.rstrip("0123456789_s") != name.rstrip("0123456789_s")
                and _distance(name, b) <= (len(name) + len(b) + 3) * 2 // 6 for b in bound)
+
+
+def _suffixed(name: str, bound: str) -> bool:
+    """``block`` for ``block_c``, ``data`` for ``data_1``: the bound name is this one with a
+    short suffix after an underscore (a variable renamed, one use left behind), as Python's own
+    "Did you mean" finds it."""
+    return bound.startswith(name + "_") and len(bound) - len(name) <= 3
 
 
 def _abbreviates(name: str, bound: str) -> bool:

@@ -188,20 +188,35 @@ def _clean(text: str) -> str:
     return _URL_RE.sub("", text)
 
 
+# The earlier script, named in the comment that posts the one run instead ("the script above
+# fails with ...", "my first snippet had"): what it did is not the report.
+_OLD_SCRIPT_RE = lazyre.compile(
+    r"\b(?:script|code|snippet|repro\w*|example|version) (?:above|before|in the (?:body|issue))\b"
+    r"|\b(?:above|previous|earlier|original|first|old) (?:script|code|snippet|repro\w*|example|"
+    r"version)\b", re.I)
+
+
 def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
     """The reporter's own lines, minus the ones that made the repro."""
     script, shown = _script_lines(repro)
     out = [_Line(issue.title.strip(), "title")] if issue.title.strip() else []
-    sources = [("body", issue.body)]
-    sources += [("comment", c.body) for c in issue.comments if c.author == issue.author]
+    sources = [("body", issue.body, False)]
+    sources += [("comment", c.body, bool(repro.blocks) and repro.blocks[0].startswith(f"comment{k}#"))
+                for k, c in enumerate(issue.comments, start=1) if c.author == issue.author]
     block = 0
-    for n, (where, text) in enumerate(sources):
+    for n, (where, text, gives_repro) in enumerate(sources):
         block += 1
         section = ""
         fenced = False
+        before_code = gives_repro
         for raw in _clean(text).split("\n"):
             if _FENCE_RE.match(raw):
                 fenced = not fenced
+                before_code = False
+            if before_code and _OLD_SCRIPT_RE.search(raw):
+                # "Sorry, the script above fails with `AttributeError: np.NaN was removed`...
+                # Corrected version:": the failure of the script this comment replaces.
+                continue
             if _FENCE_RE.match(raw) or not raw.strip():
                 block += 1
                 continue

@@ -463,6 +463,17 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|\bexpected\b(?:[^.]|\.(?=\d)){0,60}\bbut (?:got|get|is|was)\b"
     r"|\bshould (?:be|return)\b(?:[^.]|\.(?=\d)){0,60}\bbut\b"
     r"|\bnon-?deterministic\b|\bNaNs?\b"
+    # "R.sum on float16 returns inf", "the sum overflows to -inf"
+    r"|\b(?:returns?|returned|gives?|gave|produces?|produced|outputs?|prints?|printed|yields?|"
+    r"becomes?|became|overflows? to|overflowed to) [-+]?(?:inf|infinity|infs)\b"
+    # "the result wraps around" (an integer overflow the reporter did not expect)
+    r"|\b(?:wraps?|wrapped|wrapping) around\b"
+    # "so `exclusive=True` is just ignored?", "the padding argument is silently ignored"
+    r"|(?:`[^`\n]{1,40}`|\b(?:attribute|argument|arg|option|flag|parameter|param|kwarg|"
+    r"setting)s?)\s+(?:is|are|was|were|gets?|got|seems? to be|being)\s+(?:just |simply |"
+    r"silently |completely |totally |always )?ignored\b"
+    # "the exclusive cumsum seems shifted by one", "an off-by-one in the last window"
+    r"|\boff[- ]by[- ]one\b|\bshifted by (?:one|1)\b"
     # a pass that does not do its job: "CommonSubexprElim doesn't do anything on this function",
     # "(A[i] + n) is computed three times in the output", "the cast is not folded"
     r"|\b(?:does ?n[o']t|did ?n[o']t) (?:do|change) anything\b|\bdoes nothing\b|\bhas no effect\b"

@@ -1953,11 +1953,15 @@ def test_ignore_the_script_above_takes_the_block_below() -> None:
      True),
     ("I pasted the wrong version of the code, here is the actual repro:", True),
     ("EDIT: fixed typos", True),
+    ("sorry, copy paste from bigger file. Fixed:", True),
+    ("You're right, with the reference corrected:", True),
     # a follow-up, not a replacement
     ("I also tried it with float16, same error:", False),
     ("For comparison, this is how I call it from my app:", False),
     ("It generates wrong code for the negative constant, also with this:", False),
     ("This is the right place for it I think; a related one:", False),
+    ("With the patch from #1234 applied it is fixed: the output is right now", False),
+    ("Right, and also with this:", False),
 ])
 def test_an_authors_corrected_script_replaces_the_first(said: str, takes_it: bool) -> None:
     first = "import tvm\n\nx = tvm.tirx.cnst(-3, 'uint16')\nprint(x)\n"
@@ -2488,7 +2492,9 @@ def test_another_users_port_of_a_relay_script_is_run_in_its_place() -> None:
     ("Re-checked on 0.22, still wrong. Standalone TE version:", True),
     ("on recent version `tvm.const` moved:", True),
     ("Trying with current relax:", True),
+    ("ok I ported it, this is what I run now on 0.27.0.post1:", True),
     # not a port of the script
+    ("I ported it from our pytorch model, the layer is the same:", False),
     ("Here is a version of my environment:", False),
     ("A relax workaround that avoids the op:", False),
 ])
@@ -3338,3 +3344,21 @@ def test_the_module_a_script_printed_is_its_shown_output_not_more_code() -> None
     r = extract_repro(issue(above))
     assert_script(r, script)
     assert r.shown_output == printed
+
+
+@pytest.mark.parametrize(("comment_tail", "shown"), [
+    # the corrected copy shows nothing of its own: what the first printed stands
+    ("\n\nsame output.\n", "[ 3.  1. nan  5.  2.]\n"),
+    # ... and what it shows itself wins
+    (f"\n\nnow I get\n\n{F}\n[ 5.  3.  1. nan  2.]\n{F}\n", "[ 5.  3.  1. nan  2.]\n"),
+])
+def test_a_corrected_script_keeps_the_output_shown_for_the_first(comment_tail: str,
+                                                                 shown: str) -> None:
+    first = "import numpy as np\nimport tvm\nprint(np.sort(np.array([3, 1, np.NaN])))\n"
+    fixed = first.replace("np.NaN", "np.nan")
+    body = (f"Sorting with a NaN is wrong:\n\n{F}python\n{first}{F}\n\noutput I get:\n\n"
+            f"{F}\n[ 3.  1. nan  5.  2.]\n{F}\n")
+    comment = (f"Sorry, the script above fails on numpy 2. Corrected version:\n\n"
+               f"{F}python\n{fixed}{F}{comment_tail}")
+    r = extract_repro(issue(body, ("alice", comment)))
+    assert r.blocks == ("comment1#0",) and r.shown_output.strip() == shown.strip(), r

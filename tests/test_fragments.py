@@ -129,6 +129,10 @@ UNBOUND_TABLE = [
     ("ref = 1\nprint(reff)\n", (), (), True),
     # ... or an abbreviation of one (``block`` bound, ``blk`` read)
     ("block = 1\nprint(blk)\n", (), (), True),
+    # ... or the name a variable had before a short suffix was added (``block_c`` bound,
+    # ``block`` read: Python says "Did you mean: 'block_c'?")
+    ("block_c = 1\nprint(block)\n", (), (), True),
+    ("data_np = 1\nprint(data)\n", (), (), True),
     # ... or of a module the script imports under another name (``nump`` beside ``import numpy
     # as np``)
     ("import numpy as np\nx = np.ones(3)\nprint(nump.sum(x))\n", (), (), True),
@@ -139,6 +143,9 @@ UNBOUND_TABLE = [
     ("onnx_model = 1\nprint(model)\n", ("model",), ("model",), True),
     # (a prefix of a bound name, or a name spelt from other letters, is not an abbreviation)
     ("module = 1\nprint(mod)\n", ("mod",), ("mod",), True),
+    # (a longer suffix names another thing; a short name with a suffix too)
+    ("model_quantized = 1\nprint(model)\n", ("model",), ("model",), True),
+    ("mod_a = 1\nprint(mod)\n", ("mod",), ("mod",), True),
     ("params_dict = 1\nprint(pd)\n", ("pd",), ("pd",), True),
 ]
 

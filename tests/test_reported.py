@@ -1694,3 +1694,45 @@ def test_an_input_tvm_accepts_with_the_output_shown(title: str, text: str,
     assert got is not None and got.outcome == outcome, got
     if outcome == Outcome.WRONG_RESULT:
         assert got.signature == "prints [(2, 2), (2, 2), (2, 0)]"
+
+
+@pytest.mark.parametrize(("title", "text", "outcome"), [
+    # a wrong value in the reporter's words: infinity, integer wrap-around, an option ignored,
+    # a result shifted by one
+    ("R.sum on float16 returns inf", "Reducing fp16 activations gives inf.", Outcome.WRONG_RESULT),
+    ("R.sum on int8 (accumulator is int8)",
+     "For quantized models we sum int8 activations with R.sum and the result wraps around.",
+     Outcome.WRONG_RESULT),
+    ("cumsum exclusive=True ignored?", "so `exclusive=True` is just ignored? tvm 0.27.0",
+     Outcome.WRONG_RESULT),
+    ("exclusive cumsum", "The exclusive cumsum seems shifted by one.", Outcome.WRONG_RESULT),
+    ("avg_pool2d ceil_mode", "There is an off-by-one in the last window.", Outcome.WRONG_RESULT),
+    # ... not a warning one may ignore, nor an error that names infinity
+    ("relax build fails",
+     "The `TVM_LOG_DEBUG` warning can be ignored, the build then fails with "
+     "`TVMError: Check failed: (pb->value != 0) is false`.", Outcome.INTERNAL_ERROR),
+    ("float16 overflow", "It does not return inf, it crashes with a segfault.", Outcome.CRASH),
+])
+def test_wrong_values_said_in_words(title: str, text: str, outcome: Outcome) -> None:
+    got = parse_reported(Issue(title=title, body=body(text), author="a"), REPRO)
+    assert got is not None and got.outcome == outcome, got
+
+
+@pytest.mark.parametrize(("repro_from", "outcome"), [
+    # the comment posts the script that is run: the error it names is the replaced script's
+    ("comment1#0", Outcome.WRONG_RESULT),
+    # no script of its own in the comment that is run: it says what the run script does
+    ("body#0", Outcome.API_MISMATCH),
+])
+def test_the_failure_of_a_script_a_comment_replaces_is_not_the_report(
+        repro_from: str, outcome: Outcome) -> None:
+    fence = "`" * 3
+    text = ("Sorry, the script above fails with `AttributeError: np.NaN was removed in the NumPy "
+            "2.0 release` on numpy 2, I edited it locally. Corrected version:\n\n"
+            f"{fence}python\n{SCRIPT}{fence}\n")
+    issue = Issue(title="R.sort(descending=True) returns unsorted output with NaN",
+                  body=body("The output is not sorted at all when the input has a NaN."),
+                  author="a", comments=(Comment(author="a", body=text),))
+    repro = Repro(found=True, script=SCRIPT, blocks=(repro_from,), shape="fenced")
+    got = parse_reported(issue, repro)
+    assert got is not None and got.outcome == outcome, got

@@ -302,7 +302,11 @@ CORRECTED_RE = Pattern(
     r"\b(?:pasted|posted|copied|shared) (?:the|a) wrong (?:\w+ )?(?:version|code|example)\b|"
     r"\b(?:this|here) is the (?:right|correct|actual) (?:one|script|snippet|code|version|repro\w*)\b|"
     # "oops, copy-paste from an old file. this is the one i run:"
-    r"\bcopy[- ]?past(?:e|ed|ing) (?:from an? (?:old|other|older|different|wrong)|error|mistake)\b|"
+    r"\bcopy[- ]?past(?:e|ed|ing) (?:from an? (?:old|other|older|different|wrong|bigger|larger)|error|mistake)\b|"
+    # "sorry, copy paste from bigger file. Fixed:" (the word alone, as the label of the block)
+    r"\bfixed(?: (?:script|snippet|code|version|repro\w*|example))?\s*:\s*\Z|"
+    # "You're right, with `g = oc // 2`:" (agreeing with a review of the script, re-posting it)
+    r"^\W{0,3}you(?:'re| are) (?:right|correct)\b|"
     r"\b(?:this|here) is the (?:one|script|snippet|code|version) i (?:actually )?(?:run|ran|use|used)\b|"
     # "the script above has a typo from my editing (`summ`), the right script is:"
     r"\b(?:the|my) (?:right|correct|corrected|fixed|intended) (?:script|snippet|code|version|"
@@ -536,6 +540,10 @@ PORTED_RE = Pattern(
     # "on recent versions `tvm.const` moved:", "Trying with current relax:"
     r"|\b(?:on|in|for) (?:the )?(?:recent|newer|latest|current) (?:versions?|tvm|releases?|main)\b"
     r"|\b(?:trying|tried|running|ran|re-?checked|checked) (?:it )?(?:with|on|in) (?:the )?"
-    r"(?:current|latest|new|recent) (?:relax|api|tvm|main|version)\b",
+    r"(?:current|latest|new|recent) (?:relax|api|tvm|main|version)\b"
+    # "ok I ported it, this is what I run now on 0.27.0.post1:" (not "ported it from torch")
+    r"|\b(?:ported|migrated|rewrote|rewritten) (?:it|this|the (?:script|repro|example|code))\b"
+    r"(?!\s+(?:from|back)\b)"
+    r"|\bwhat i (?:now )?(?:run|ran|use)(?: now)? (?:on|with) (?:v?0\.\d+|main|tvm|the (?:current|latest))",
     re.I,
 )

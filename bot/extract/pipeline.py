@@ -198,7 +198,7 @@ def extract_repro(issue: Issue) -> Repro:
                 ported_by_other(issue, repro) or reduced_without_framework(issue, repro) or \
                 whole_script_for_fragment(repro, sources[k + 1 :])
             return without_unused_frameworks(with_cut_tail(with_test_calls(with_file_note(
-                with_env(with_args(_with_shown_output(later or repro, sources), all_author_text),
+                with_env(with_args(_shown_for(later, repro, sources), all_author_text),
                          all_author_text)))), all_author_text)
         notes = merge(notes, notes_of(src))
         if src.name == "body" and not notes.incomplete:
@@ -259,6 +259,19 @@ def import_in_session_traceback(src: Source) -> Repro | None:
     module = ".".join(parts[top:])
     return Repro(found=True, script=f"import {module}\n", blocks=(f"{src.name}:traceback",),
                  shape="interactive")
+
+
+def _shown_for(later: Repro | None, first: Repro, sources: list[Source]) -> Repro:
+    """The script that is run with the output shown for it; a later script that replaces the
+    first (a corrected copy, a smaller one, a port) and shows no output of its own carries the
+    output the reporter showed under the first ("same output" in words, or nothing)."""
+    if later is None:
+        return _with_shown_output(first, sources)
+    got = _with_shown_output(later, sources)
+    if got.shown_output:
+        return got
+    shown = _with_shown_output(first, sources).shown_output
+    return replace(got, shown_output=shown) if shown else got
 
 
 def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:

@@ -53,6 +53,7 @@ from bot.tracebacks import (
 from bot.vocabulary import (
     ACCEPTED_RE,
     ACTUAL_LINE_RE,
+    AFTERMATH_RE,
     BACKSTORY_RE,
     BACKTRACE_NOTE_RE,
     CANNOT_IMPORT_RE,
@@ -395,6 +396,33 @@ def _import_clash(repro: Repro) -> Callable[[list[_Line]], Reported | None]:
     return finder
 
 
+# A line of the reporter's prose that quotes a reference's values: "torch (erf): -0.1002,
+# -0.1543, 0.3457", "numpy gives 2.75".
+_REFERENCE_VALUES_RE = lazyre.compile(
+    r"\b(?:numpy|np|onnx ?runtime|ort|pytorch|torch|tensorflow|tf|keras|jax|scipy)\b"
+    r"[^\n]{0,40}?[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?[^\n]{0,20}?[-+]?\d+(?:\.\d+)?", re.I)
+
+
+def _questioned_output(issue: Issue, repro: Repro) -> Callable[[list[_Line]], Reported | None]:
+    """A question for a title ("R.nn.gelu is the tanh approximation, not exact erf gelu?"), the
+    output the script printed shown, and a reference's values quoted in the prose beside it:
+    the reporter asks whether that output is wrong -- a run that prints other output does not
+    show it (a question alone would read as a run that passed)."""
+
+    def finder(lines: list[_Line]) -> Reported | None:
+        shown = next((x.strip() for x in repro.shown_output.split("\n") if x.strip()), "")
+        if not QUESTION_TITLE_RE.search(issue.title) or not any(ch.isdigit() for ch in shown):
+            return None
+        said = next((ln for ln in lines if not ln.fenced and ln.where != "title"
+                     and _REFERENCE_VALUES_RE.search(ln.text)), None)
+        if said is None:
+            return None
+        return Reported(Outcome.WRONG_RESULT, signature=f"prints {shown}"[:200],
+                        evidence=(issue.title.strip(), said.text.strip()))
+
+    return finder
+
+
 def _negated(text: str, start: int) -> bool:
     return bool(NEGATION_RE.search(text[max(0, start - 40) : start]))
 
@@ -429,6 +457,7 @@ def parse_reported(issue: Issue, repro: Repro) -> Reported | None:
         _refusal_as_title,
         _import_clash(repro),
         _accepted_with_output(repro),
+        _questioned_output(issue, repro),
     )
     retried = _retried_on_newer(lines)
     if retried:
@@ -1070,6 +1099,8 @@ def _error_in_prose(lines: list[_Line]) -> Reported | None:
         m = next((m for m in _ERROR_IN_PROSE_RE.finditer(ln.text) if m.group(2)), None)
         if m is not None and REFERENCE_RAISES_RE.search(ln.text[max(0, m.start() - 60):m.start()]):
             continue  # ("numpy would raise `ValueError: ...`": the reference, not TVM)
+        if m is not None and AFTERMATH_RE.search(ln.text[max(0, m.start() - 80):m.start()]):
+            continue  # ("`.numpy()` on it then fails with `ValueError: ...`": the aftermath)
         if m is not None:
             msg = m.group(2).strip()
             if msg.endswith(('"', "'")) and msg.count(msg[-1]) % 2:
@@ -1149,6 +1180,7 @@ def _error_quoted(lines: list[_Line]) -> Reported | None:
             msg = m.group(1).strip()
             if (len(msg.split()) < 3 or re.match(r"[\w.]+\(|\w+\.\w|\w+ = ", msg)
                     or _negated(ln.text, m.start())
+                    or AFTERMATH_RE.search(ln.text[max(0, m.start(1) - 80):m.start(1)].rstrip("`'\" "))
                     or _EXPECTING_RE.search(ln.text[:m.start()])):
                 continue
             return Reported(_quoted_outcome(msg), signature=msg, evidence=(ln.text.strip(),))
@@ -1295,6 +1327,8 @@ def _generic_failure(lines: list[_Line]) -> Reported | None:
         for m in GENERIC_FAIL_RE.finditer(ln.text):
             if _negated(ln.text, m.start()) or _EXPECTING_RE.search(ln.text[:m.start()]):
                 continue  # ("I would expect a proper error instead of a warning")
+            if AFTERMATH_RE.search(ln.text[max(0, m.start() - 80):m.end()]):
+                continue  # ("`.numpy()` on it then fails": what the wrong output led to)
             return Reported(
                 Outcome.TVM_ERROR,
                 signature=_sentence(ln.text, m.group(0)),

@@ -466,6 +466,10 @@ REPORTED_WRONG_RE = lazyre.compile(
     # "R.sum on float16 returns inf", "the sum overflows to -inf"
     r"|\b(?:returns?|returned|gives?|gave|produces?|produced|outputs?|prints?|printed|yields?|"
     r"becomes?|became|overflows? to|overflowed to) [-+]?(?:inf|infinity|infs)\b"
+    # "pool_size > input gives tensor with negative shape"
+    r"|\b(?:gives?|gave|returns?|returned|produces?|produced|outputs?|creates?|created) (?:an? )?"
+    r"(?:runtime )?(?:tensors?|arrays?|outputs?|results?) (?:with|of) (?:an? )?(?:negative|wrong|bad|"
+    r"invalid|incorrect|garbage|zero-size|empty) (?:shapes?|dtypes?|sizes?|dims?|dimensions?)\b"
     # "the result wraps around" (an integer overflow the reporter did not expect)
     r"|\b(?:wraps?|wrapped|wrapping) around\b"
     # "so `exclusive=True` is just ignored?", "the padding argument is silently ignored"
@@ -583,6 +587,15 @@ REFERENCE_RAISES_RE = lazyre.compile(
     # ("PyTorch `nn.Embedding` raises `IndexError: ...`": a dotted name, in backticks)
     r"\b" + _REFERENCE + r"(?:[^.;]|\.(?=\w)){0,40}?\b(?:raises?|raised|throws?|threw|gives?|reports?|rejects?|"
     r"errors? out with)\b[^.;`]{0,15}[`'\"*\s]*$", re.IGNORECASE,
+)
+# An error the wrong output leads to afterwards, by a call the reporter made on it ("`.numpy()`
+# on it then fails with `ValueError: negative dimensions are not allowed`"): the aftermath,
+# not what TVM did. Read in the words just before the message.
+AFTERMATH_RE = lazyre.compile(
+    # (a method called on the result, "`.numpy()`", not a function such as `tvm.compile(mod)`)
+    r"(?:`\.\w+\([^`\n]{0,30}\)`|\b(?:reading|printing|converting)\b[^.\n]{0,30})"
+    r"\s+(?:on|of|with) (?:it|that|this|them|the (?:result|output|tensor|array))\b[^.\n]{0,20}?"
+    r"\b(?:fails?|raises?|throws?|errors?(?: out)?|crashes)\b[^.\n]{0,25}$", re.IGNORECASE,
 )
 # The output holds what it should not: "this line should not be there", "an unnecessary
 # `T.where` predicate", "redundant casts" (read as a wrong result where the report shows the

@@ -2493,8 +2493,10 @@ def test_another_users_port_of_a_relay_script_is_run_in_its_place() -> None:
     ("on recent version `tvm.const` moved:", True),
     ("Trying with current relax:", True),
     ("ok I ported it, this is what I run now on 0.27.0.post1:", True),
+    ("yes still happen. relax version on 0.22:", True),
     # not a port of the script
     ("I ported it from our pytorch model, the layer is the same:", False),
+    ("TVM version: 0.13, same as the body:", False),
     ("Here is a version of my environment:", False),
     ("A relax workaround that avoids the op:", False),
 ])
@@ -3362,3 +3364,67 @@ def test_a_corrected_script_keeps_the_output_shown_for_the_first(comment_tail: s
                f"{F}python\n{fixed}{F}{comment_tail}")
     r = extract_repro(issue(body, ("alice", comment)))
     assert r.blocks == ("comment1#0",) and r.shown_output.strip() == shown.strip(), r
+
+
+@pytest.mark.parametrize(("intro", "takes_second"), [
+    ("first version (don't use, dtype of B was float by mistake so no crash):", True),
+    ("ignore this one, it is from the wrong file:", True),
+    ("Do not run this:", True),
+    # not a block the text disowns
+    ("Here is the script (we don't use any schedule):", False),
+    ("I don't use relay here:", False),
+])
+def test_a_block_its_intro_disowns_yields_to_the_next(intro: str, takes_second: bool) -> None:
+    first = "import tvm\nprint(tvm.tirx.const(1, 'int32') // 1.0)\n"
+    second = "import tvm\nprint(tvm.tirx.const(1, 'int32') // 0)\n"
+    body = (f"Division by zero kills the process.\n\n{intro}\n\n{F}python\n{first}{F}\n\n"
+            f"correct version:\n\n{F}python\n{second}{F}\n")
+    r = extract_repro(issue(body))
+    assert_script(r, second if takes_second else first)
+
+
+@pytest.mark.parametrize(("after", "shown"), [
+    # the expected output first, then what it printed
+    (f"Expected:\n{F}\nFalse [2. 3. 4.]\n{F}\nGot:\n{F}\nFalse [2. 4. 6.]\n{F}\n", "False [2. 4. 6.]"),
+    # ... the expected output alone is not what it printed
+    (f"Expected:\n{F}\nFalse [2. 3. 4.]\n{F}\n", ""),
+])
+def test_the_output_shown_after_the_expected_one(after: str, shown: str) -> None:
+    script = "import numpy as np\nimport tvm\nprint(False, np.array([2., 4., 6.]))\n"
+    r = extract_repro(issue(f"The second module is the first one.\n\n{F}python\n{script}{F}\n\n{after}"))
+    assert r.found and r.shown_output.strip() == shown, r
+
+
+ONE_LINE = ('import tvm, numpy as np; from tvm import te; A = te.placeholder((4,), "int32", '
+            'name="A"); f = tvm.compile(te.create_prim_func([A]), target="llvm"); print(f)')
+
+
+@pytest.mark.parametrize(("span", "found"), [
+    (ONE_LINE, True),
+    # an environment check, a numpy-only line, or imports alone are no repro
+    ("import tvm; print(tvm.__version__); print(tvm.support.libinfo())", False),
+    ("import numpy as np; a = np.ones(3); print(a.sum(), a.mean())", False),
+    ("import tvm; import numpy as np; from tvm import relax, te", False),
+])
+def test_a_whole_script_on_one_line_in_a_code_span(span: str, found: bool) -> None:
+    body = (f"the whole process dies. repro (sorry its one line, copied from my harness): "
+            f"`{span}` output:\n\n{F}\nFloating point exception (core dumped)\n{F}\n")
+    r = extract_repro(issue(body))
+    assert r.found is found, r
+    if found:
+        assert r.script.strip() == span and r.shape == "unfenced"
+
+
+@pytest.mark.parametrize(("above", "shown"), [
+    # logs first, script last: the block a short label calls the output
+    (f"output:\n{F}\n(1, 2, -1, 0)\n{F}\n", "(1, 2, -1, 0)"),
+    (f"Output I get:\n{F}\n(1, 2, -1, 0)\n{F}\n", "(1, 2, -1, 0)"),
+    # ... not the expected one, nor an environment dump, nor a block with a sentence above it
+    (f"expected output:\n{F}\n(1, 2, 1, 1)\n{F}\n", ""),
+    (f"output of pip list:\n{F}\napache-tvm 0.27.0\n{F}\n", ""),
+    (f"The pooled tensor comes back negative, as the log of our service shows:\n{F}\n(1, 2, -1, 0)\n{F}\n", ""),
+])
+def test_output_labelled_above_the_script(above: str, shown: str) -> None:
+    script = "import tvm\nprint(tvm.runtime.tensor)\n"
+    r = extract_repro(issue(f"{above}\nrepro:\n\n{F}python\n{script}{F}\n"))
+    assert r.found and r.shown_output.strip() == shown, r

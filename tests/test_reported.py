@@ -1707,6 +1707,13 @@ def test_an_input_tvm_accepts_with_the_output_shown(title: str, text: str,
      Outcome.WRONG_RESULT),
     ("exclusive cumsum", "The exclusive cumsum seems shifted by one.", Outcome.WRONG_RESULT),
     ("avg_pool2d ceil_mode", "There is an off-by-one in the last window.", Outcome.WRONG_RESULT),
+    ("max_pool2d: pool_size > input gives tensor with negative shape",
+     "`.numpy()` on it then fails with `ValueError: negative dimensions are not allowed`.",
+     Outcome.WRONG_RESULT),
+    # (an error the script's own call raises is the report)
+    ("relax build fails",
+     "I build the module and `tvm.compile(mod)` on it fails with `ValueError: bad shape here`.",
+     Outcome.TVM_ERROR),
     # ... not a warning one may ignore, nor an error that names infinity
     ("relax build fails",
      "The `TVM_LOG_DEBUG` warning can be ignored, the build then fails with "
@@ -1736,3 +1743,20 @@ def test_the_failure_of_a_script_a_comment_replaces_is_not_the_report(
     repro = Repro(found=True, script=SCRIPT, blocks=(repro_from,), shape="fenced")
     got = parse_reported(issue, repro)
     assert got is not None and got.outcome == outcome, got
+
+
+@pytest.mark.parametrize(("title", "text", "outcome"), [
+    # a question about the output shown, with the reference's values beside it
+    ("R.nn.gelu is the tanh approximation, not exact erf gelu?",
+     "Values from torch (erf): -0.10021085, -0.15426877, 0.34573123", Outcome.WRONG_RESULT),
+    # ... a question with no reference's values is a run that passed
+    ("Why is the loop split twice?", "The printed IR has two splits, see the output.",
+     Outcome.PASSED),
+])
+def test_a_question_about_the_output_shown(title: str, text: str, outcome: Outcome) -> None:
+    shown = Repro(found=True, script=SCRIPT, blocks=("body#0",), shape="interactive",
+                  shown_output="array([-0.10042843, -0.154286  ,  0.345714  ], dtype=float32)\n")
+    got = parse_reported(Issue(title=title, body=body(text), author="a"), shown)
+    assert got is not None and got.outcome == outcome, got
+    if outcome == Outcome.WRONG_RESULT:
+        assert got.signature.startswith("prints array([-0.10042843")

@@ -9,6 +9,7 @@ from bot.extract.markdown import Block, Source, last_paragraph, sentence_around
 from bot.extract.notes import NO_NOTES, Notes
 from bot.extract.patterns import (
     CORRECTED_RE,
+    DISOWNED_RE,
     ENV_SECTION_RE,
     FAILS_INTRO_RE,
     IR_HEADER_RE,
@@ -276,6 +277,10 @@ def as_definitions(c: Code) -> Code:
 def pick_primary(scripts: list[Code]) -> Code | None:
     if not scripts:
         return None
+    if len(scripts) > 1 and DISOWNED_RE.search(last_paragraph(scripts[0].block.prose)):
+        # "first version (don't use, dtype was float by mistake): ```...``` correct version:
+        # ```...```": the next script stands in for the one its own intro disowns.
+        scripts = scripts[1:]
     # A block the text presents as the working variant of an earlier one is not the repro.
     first = scripts[0]
     scripts = [first] + [

@@ -94,12 +94,21 @@ def shown_output(src: Source, labels: tuple[str, ...]) -> str:
     after = [b for b in src.blocks if b.start >= end]
     if after and _is_shown_output(after[0]):
         return after[0].text[:MAX_SHOWN]
+    if len(after) > 1 and _is_expected_output(after[0]) and _is_shown_output(after[1]):
+        # "Expected: ```...``` Got: ```...```" right after the script
+        return after[1].text[:MAX_SHOWN]
     # The template puts "Actual behavior" above "Steps to reproduce": the output shown there
     # (under that heading, not code, not the expected one) is what the script printed.
     start = min(b.start for b in mine)
     before = [b for b in src.blocks if b.end <= start and b.section.lower().startswith("actual")]
     if before and _is_shown_output(before[-1]):
         return before[-1].text[:MAX_SHOWN]
+    # Logs first, script last: one block above the script that a short label calls its output
+    # ("output:"), not the expected one nor an environment dump.
+    labelled = [b for b in src.blocks if b.end <= start and _OUTPUT_LABEL_RE.match(
+        last_paragraph(b.prose).strip()) and _is_shown_output(b)]
+    if len(labelled) == 1:
+        return labelled[0].text[:MAX_SHOWN]
     # A markdown table of the values, right after the script or under "Actual behavior" above
     # it ("| -7 | 3 | -1 | 2 |"): each row as the script prints it, its cells in a line.
     following = src.lines[end: after[0].start if after else end + _TABLE_LINES]
@@ -314,6 +323,19 @@ def _is_program(text: str) -> bool:
 
 
 _IMPORT_LINE_RE = Pattern(r"^\s*(?:import|from)\s+\w", re.M)
+
+
+# A short label for a block of output: "output:", "Got:", "what it prints:", "Output I get:".
+_OUTPUT_LABEL_RE = Pattern(
+    r"^(?:[\w'-]+\s){0,3}(?:output|prints?|printed|got|result|actual(?: output)?)"
+    r"(?:\s(?:i|we) (?:get|got|see))?\s*:$", re.I)
+
+
+def _is_expected_output(b: Block) -> bool:
+    """A block of values the words just before it call the expected ones ("Expected:")."""
+    return b.lang not in PY_TAGS and not _is_program(b.text) and bool(
+        _EXPECTED_WORDS_RE.search(last_paragraph(b.prose))
+        or b.section.lower().startswith("expected"))
 
 
 def _is_shown_output(b: Block) -> bool:

@@ -316,6 +316,15 @@ CORRECTED_RE = Pattern(
     re.I,
 )
 
+# A block its own intro tells readers not to run: "first version (don't use, dtype of B was
+# float by mistake)", "ignore this one, wrong file": the next script stands in its place.
+DISOWNED_RE = Pattern(
+    r"\b(?:don'?t|do not) (?:use|run|try)(?: (?:this|it|that)(?: one)?)?\s*(?:[,.;:)!]|\s-|$)"
+    r"|\bignore (?:this|it|that)(?: one| block| snippet)?\b"
+    r"|\b(?:was|is) (?:wrong|broken|a mistake)\b[^.\n]{0,30}\b(?:below|next|see)\b",
+    re.I,
+)
+
 FIX_RE = Pattern(
     r"\b(?:fix|fixed|fixes|patch|patched|after (?:applying|changing|adding|removing)|"
     r"with (?:the|this|my) (?:change|changes|modification)|resolved?|solved?)\b",
@@ -532,11 +541,13 @@ PORTED_RE = Pattern(
     r"(?:with|using)\s+[^.\n]{0,60}\b(?:create_prim_func|tvm\.compile|relax|tirx|s_tir|the docs)\b"
     # "here is the script with the new API", "still happens with relax on 0.27:"
     r"|\b(?:with|using|for|in|on) the (?:new|current|latest) (?:api|tvm|version|main)\b"
-    r"|\bstill (?:happens|the case|fails|crashes|reproduces|there|broken)\b[^.\n]{0,40}"
+    r"|\bstill (?:happens?|the case|fails|crashes|reproduces|there|broken)\b[^.\n]{0,40}"
     r"\b(?:relax|main|v?0\.\d+|current|latest|new api)\b"
     # "here is the relax version I used", "Standalone TE version:"
     r"|\b(?:the|a|my|standalone|stand-alone|self-contained|pure|plain) (?:relax|tirx|te|tir|s_tir|"
     r"tvm|current[- ]api|new[- ]api) version\b"
+    # "yes still happen. relax version on 0.22:" (a sentence of its own; not "TVM version: 0.13")
+    r"|(?:^|[.!?:]\s+)(?:relax|tirx|s_tir|te) version\b"
     # "on recent versions `tvm.const` moved:", "Trying with current relax:"
     r"|\b(?:on|in|for) (?:the )?(?:recent|newer|latest|current) (?:versions?|tvm|releases?|main)\b"
     r"|\b(?:trying|tried|running|ran|re-?checked|checked) (?:it )?(?:with|on|in) (?:the )?"

@@ -156,6 +156,8 @@ SOURCE_PASSES: tuple[SourcePass, ...] = (
     SourcePass("code pasted without fences", from_unfenced),
     SourcePass("python in shell lines of the prose", _shell_in_prose),
     SourcePass("code quoted without fences that fails for the author too", _quoted_unfenced),
+    SourcePass("a whole script on one line in a code span", lambda src, blocks: (
+        one_line_script(src), NO_NOTES)),
 )
 
 
@@ -310,6 +312,45 @@ def _with_shown_output(repro: Repro, sources: list[Source]) -> Repro:
         # the script in a comment, its output under "Actual behavior" in the body
         shown = actual_section_output(sources[0])
     return replace(repro, shown_output=shown) if shown else repro
+
+
+# A code span in the prose: `import tvm, numpy as np; from tvm import te; ...`
+_CODE_SPAN_RE = lazyre.compile(r"(?<!`)`([^`\n]{40,4000})`(?!`)")
+
+
+def one_line_script(src: Source) -> Repro | None:
+    """A whole script the reporter wrote on one line in a code span ("repro (sorry its one
+    line, copied from my test harness): `import tvm, numpy as np; ...; print(c.numpy())`"):
+    statements joined by ``;`` that import TVM and do more than import."""
+    for m in _CODE_SPAN_RE.finditer(src.text):
+        line = m.group(1).strip()
+        if ";" not in line or not line.startswith(("import ", "from ")):
+            continue
+        tree = parse_py(line)
+        if tree is None or len(tree.body) < 3 or not any(
+                name == "tvm" or name.startswith("tvm.") for name in _imported_modules(tree)):
+            continue
+        if not any(not isinstance(s, ast.Import | ast.ImportFrom) and not _is_print(s)
+                   for s in tree.body):
+            continue  # (imports and prints: an environment check, not a repro)
+        return Repro(found=True, script=line + "\n", blocks=(f"{src.name}:unfenced",),
+                     shape="unfenced")
+    return None
+
+
+def _is_print(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(
+        s.value.func, ast.Name) and s.value.func.id == "print"
+
+
+def _imported_modules(tree: ast.Module) -> list[str]:
+    out: list[str] = []
+    for s in tree.body:
+        if isinstance(s, ast.Import):
+            out.extend(a.name for a in s.names)
+        elif isinstance(s, ast.ImportFrom) and s.module:
+            out.append(s.module)
+    return out
 
 
 def import_named_in_prose(src: Source) -> Repro | None:

@@ -1327,8 +1327,9 @@ def _generic_failure(lines: list[_Line]) -> Reported | None:
         for m in GENERIC_FAIL_RE.finditer(ln.text):
             if _negated(ln.text, m.start()) or _EXPECTING_RE.search(ln.text[:m.start()]):
                 continue  # ("I would expect a proper error instead of a warning")
-            if AFTERMATH_RE.search(ln.text[max(0, m.start() - 80):m.end()]):
-                continue  # ("`.numpy()` on it then fails": what the wrong output led to)
+            if AFTERMATH_RE.search(ln.text[max(0, m.start() - 80):m.end()]) or \
+                    BACKSTORY_RE.search(_sentence(ln.text, m.group(0))):
+                continue  # ("`.numpy()` on it then fails", "then my model fails later")
             return Reported(
                 Outcome.TVM_ERROR,
                 signature=_sentence(ln.text, m.group(0)),

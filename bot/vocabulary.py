@@ -470,6 +470,9 @@ REPORTED_WRONG_RE = lazyre.compile(
     r"|\b(?:gives?|gave|returns?|returned|produces?|produced|outputs?|creates?|created) (?:an? )?"
     r"(?:runtime )?(?:tensors?|arrays?|outputs?|results?) (?:with|of) (?:an? )?(?:negative|wrong|bad|"
     r"invalid|incorrect|garbage|zero-size|empty) (?:shapes?|dtypes?|sizes?|dims?|dimensions?)\b"
+    # "strided_slice with negative stride returns an empty array `[]`"
+    r"|\b(?:returns?|returned|gives?|gave|produces?|produced|outputs?) (?:an? |the )?empty "
+    r"(?:tensors?|arrays?|outputs?|results?|lists?)\b(?! instead of (?:an? )?(?:error|exception))"
     # "the result wraps around" (an integer overflow the reporter did not expect)
     r"|\b(?:wraps?|wrapped|wrapping) around\b"
     # "so `exclusive=True` is just ignored?", "the padding argument is silently ignored"
@@ -657,7 +660,10 @@ BACKSTORY_RE = lazyre.compile(
     r"\b(?:originally|initially|at first|first) (?:saw|noticed|hit|got|observed|had|thought)\b"
     r"|\btrack(?:ed)? (?:it|this|that|them|the \w+) down\b|\bnarrowed (?:it|this) down\b"
     # "The empty tensor then crashed my downstream concat kernel (different story)"
-    r"|\b(?:different|separate|another|other) (?:story|issue|topic)\b|\bdownstream\b",
+    r"|\b(?:different|separate|another|other) (?:story|issue|topic)\b|\bdownstream\b"
+    # "Output shape is `(0,)` and then a later op segfaults", "then my model fails later"
+    r"|\b(?:a |the )?(?:later|next|following|subsequent) (?:op|operator|layer|step|kernel|call)s?\b"
+    r"|\bthen (?:my|our|the) (?:whole )?(?:model|pipeline|network|app|service|program)\b",
     re.IGNORECASE,
 )
 QUESTION_TITLE_RE = lazyre.compile(

@@ -1710,6 +1710,12 @@ def test_an_input_tvm_accepts_with_the_output_shown(title: str, text: str,
     ("max_pool2d: pool_size > input gives tensor with negative shape",
      "`.numpy()` on it then fails with `ValueError: negative dimensions are not allowed`.",
      Outcome.WRONG_RESULT),
+    ("strided_slice with negative stride and end < -len",
+     "Relax returns an empty array `[]` (shape (0,)), and then my model fails later with shape "
+     "mismatch.", Outcome.WRONG_RESULT),
+    ("strided_slice with negative stride returns empty tensor",
+     "Output shape is `(0,)` and then a later op segfaults.",
+     Outcome.WRONG_RESULT),
     # (an error the script's own call raises is the report)
     ("relax build fails",
      "I build the module and `tvm.compile(mod)` on it fails with `ValueError: bad shape here`.",

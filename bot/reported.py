@@ -1230,6 +1230,13 @@ _EXPECTING_RE = lazyre.compile(
     r"\b(?:expect\w*|should|would|instead of|rather than|hop(?:e|ed|ing))\b[^.;]*$", re.I)
 
 
+# What the reporter wanted, leading into the words ("I was expecting this to wrap around"),
+# up to a "but" that turns to what happened ("expected 5 but it returns wrong values").
+_HOPED_FOR_RE = lazyre.compile(
+    r"\b(?:expect(?:ed|ing)?|would (?:like|want|prefer)|hop(?:e|ed|ing)) (?:it|this|that|them|tvm|"
+    r"the \w+) to\b(?:(?!\bbut\b)[^.;])*$", re.I)
+
+
 def _wrong_words(lines: list[_Line]) -> Reported | None:
     for ln in _body_first(lines):
         if _expectation(ln):
@@ -1238,6 +1245,8 @@ def _wrong_words(lines: list[_Line]) -> Reported | None:
         if " but " in ln.text:
             found = itertools.chain(found, TVM_VS_REFERENCE_RE.finditer(ln.text))
         for m in found:
+            if _HOPED_FOR_RE.search(ln.text[max(0, m.start() - 80):m.start()]):
+                continue  # ("I was expecting this to wrap around or raise": what they wanted)
             if m.group(0).lower().startswith("not") or not _negated(ln.text, m.start()):
                 return Reported(
                     Outcome.WRONG_RESULT,

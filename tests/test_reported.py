@@ -1766,3 +1766,15 @@ def test_a_question_about_the_output_shown(title: str, text: str, outcome: Outco
     assert got is not None and got.outcome == outcome, got
     if outcome == Outcome.WRONG_RESULT:
         assert got.signature.startswith("prints array([-0.10042843")
+
+
+@pytest.mark.parametrize(("text", "wrong"), [
+    # what the reporter wanted is not what happened
+    ("I was expecting this to wrap around or raise; is there an option for that?", False),
+    ("I would expect it to return inf like numpy does, is there a flag?", False),
+    # ... what happened after a "but" is
+    ("I was expecting this to raise, but it wraps around silently.", True),
+])
+def test_what_the_reporter_hoped_for_is_not_a_wrong_result(text: str, wrong: bool) -> None:
+    got = parse_reported(Issue(title="int8 constants", body=body(text), author="a"), REPRO)
+    assert (got is not None and got.outcome == Outcome.WRONG_RESULT) is wrong, got

@@ -201,7 +201,8 @@ def _same_message(reported: str, rt: str, observed: str, ot: str) -> bool:
     eight words."""
     def message(sig: str, kind: str) -> str:
         text = " ".join(_NUM_RE.sub("#", sig.split(kind, 1)[-1]).split()).strip(" :")
-        return text.removeprefix("error:").strip()
+        # (and the "..." a reporter put for the lines they left out: "ValueError: ... Reshape")
+        return text.removeprefix("error:").strip().lstrip(".… ")
     if "DiagnosticError" not in (rt, ot):
         return False  # (a ValueError that is a TypeError now is another failure)
     r, o = message(reported, rt).split(), message(observed, ot).split()

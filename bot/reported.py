@@ -610,7 +610,12 @@ _LOG_WARNING_RE = lazyre.compile(
 # every time)" -- when the report pastes a failed check, that check is what it shows.
 _HEDGED_RE = lazyre.compile(
     r"\b(?:sometimes|occasionally|once|rarely|not (?:always|reproducible|every time)|in some runs"
-    r"|from (?:our|the) (?:\w+ )?logs?)\b", re.IGNORECASE)
+    r"|from (?:our|the) (?:\w+ )?logs?"
+    # "With a `[-1]` index on a 1-D tensor I even saw `free(): invalid next size`": a variant
+    r"|(?:i|we) (?:even|also) (?:saw|got|hit|had|see)"
+    r"|with (?:an?|the) (?:`[^`\n]{1,30}` |other |different |bigger |larger |smaller )?"
+    r"(?:index|indices|input|shape|variant|version|size|value)\b[^.\n]{0,60}\b(?:i|we) (?:saw|got|see|get))\b",
+    re.IGNORECASE)
 
 
 def _crash(lines: list[_Line]) -> Reported | None:
@@ -686,7 +691,7 @@ def _internal(lines: list[_Line]) -> Reported | None:
                 break  # (the VM refusing the caller's arguments: TVM's user-facing error)
             if not (not ln.fenced and _COMPARISON_RE.search(ln.text[:m.start()])):
                 # (not another op's check quoted "for comparison" in a sentence)
-                return Reported(Outcome.INTERNAL_ERROR, signature=m.group(0).strip(),
+                return Reported(Outcome.INTERNAL_ERROR, signature=_check_named(m.group(0), ln),
                                 evidence=(ln.text.strip(),))
     for ln in _body_first(lines):
         # "The error is a check failed somewhere in op.cc, something like power only applies
@@ -703,6 +708,20 @@ def _internal(lines: list[_Line]) -> Reported | None:
                 Outcome.INTERNAL_ERROR, signature=m.group(0).strip(), evidence=(ln.text.strip(),)
             )
     return None
+
+
+_NAMED_CHECK_RE = lazyre.compile(r"^Check failed[\"'`\u201d\u2019]")
+_CONDITION_SPAN_RE = lazyre.compile(r"`([^`\n]{1,80}?(?:==|!=|<=|>=|<|>)[^`\n]{0,80})`")
+
+
+def _check_named(found: str, ln: _Line) -> str:
+    """The check as the signature: a "Check failed" the sentence only names in quotes ('since it
+    is a "Check failed" I guess ...') is no message; the condition the sentence quotes (`the
+    message mentions `pb->value != 0``) stands for it."""
+    if not _NAMED_CHECK_RE.match(found.strip()):
+        return found.strip()
+    cond = _CONDITION_SPAN_RE.search(ln.text)
+    return f"Check failed: {cond.group(1).strip()}" if cond else "Check failed"
 
 
 def _handled_into_another(lines: list[_Line], k: int) -> bool:

@@ -473,6 +473,9 @@ REPORTED_WRONG_RE = lazyre.compile(
     # "strided_slice with negative stride returns an empty array `[]`"
     r"|\b(?:returns?|returned|gives?|gave|produces?|produced|outputs?) (?:an? |the )?empty "
     r"(?:tensors?|arrays?|outputs?|results?|lists?)\b(?! instead of (?:an? )?(?:error|exception))"
+    # "relu after add gives negative numbers??"
+    r"|\b(?:gives?|gave|returns?|returned|produces?|produced|outputs?) (?:some |a few )?negative "
+    r"(?:numbers|values|outputs|results|entries|elements)\b"
     # "the result wraps around" (an integer overflow the reporter did not expect)
     r"|\b(?:wraps?|wrapped|wrapping) around\b"
     # "so `exclusive=True` is just ignored?", "the padding argument is silently ignored"
@@ -662,8 +665,12 @@ BACKSTORY_RE = lazyre.compile(
     # "The empty tensor then crashed my downstream concat kernel (different story)"
     r"|\b(?:different|separate|another|other) (?:story|issue|topic)\b|\bdownstream\b"
     # "Output shape is `(0,)` and then a later op segfaults", "then my model fails later"
-    r"|\b(?:a |the )?(?:later|next|following|subsequent) (?:op|operator|layer|step|kernel|call)s?\b"
-    r"|\bthen (?:my|our|the) (?:whole )?(?:model|pipeline|network|app|service|program)\b",
+    # (the later thing is what fails: not "prints `Floating point exception` and the next step of
+    # my pipeline never runs")
+    r"|\b(?:later|next|following|subsequent) (?:op|operator|layer|kernel|call)s? (?:\w+ ){0,3}"
+    r"(?:segfaults?|crash(?:es|ed)?|fails?|failed|dies|died|aborts?|errors? out)\b"
+    r"|\bthen (?:my|our|the) (?:whole )?(?:model|pipeline|network|app|service|program) (?:\w+ ){0,2}"
+    r"(?:segfaults?|crash(?:es|ed)?|fails?|failed|dies|died|aborts?)\b",
     re.IGNORECASE,
 )
 QUESTION_TITLE_RE = lazyre.compile(

@@ -1559,6 +1559,13 @@ SEEN_ROUND_FOUR = [
      "A random number comes back. With bigger indexes it sometimes segfaults (from our fuzzer "
      "logs, not reproducible every time).\n\n```\nAssertionError:\nNot equal to tolerance "
      "rtol=1e-07, atol=0\n```", Outcome.WRONG_RESULT),
+    ("scatter_nd ignores negative indices",
+     "`[1, -1]` writes to `[0, 3]`. With a `[-1]` index on a 1-D tensor I even saw `free(): "
+     "invalid next size (fast)` and abort at exit.\n\n```\nAssertionError: \nArrays are not "
+     "equal\n\nMismatched elements: 2 / 12 (16.7%)\n```", Outcome.WRONG_RESULT),
+    # ... but a crash the report tells as its own stays the crash
+    ("scatter_nd with negative indices aborts",
+     "With the script below I get `free(): invalid next size (fast)` and an abort.", Outcome.CRASH),
     # "nothing fails": a pass, too slow
     ("relax MLP compile is slow", "Nothing fails, it's just slow; compiling takes 40 s.",
      Outcome.PASSED),
@@ -1716,6 +1723,12 @@ def test_an_input_tvm_accepts_with_the_output_shown(title: str, text: str,
     ("strided_slice with negative stride returns empty tensor",
      "Output shape is `(0,)` and then a later op segfaults.",
      Outcome.WRONG_RESULT),
+    ("relu after add gives negative numbers??", "relu output should never be negative.",
+     Outcome.WRONG_RESULT),
+    # (a crash followed by what it stopped is the crash)
+    ("compiled prim_func with integer floordiv takes the whole process down",
+     "No traceback, my terminal only prints `Floating point exception (core dumped)` and the next "
+     "step of my pipeline (the one that writes the shard) never runs.", Outcome.CRASH),
     # (an error the script's own call raises is the report)
     ("relax build fails",
      "I build the module and `tvm.compile(mod)` on it fails with `ValueError: bad shape here`.",
@@ -1778,3 +1791,17 @@ def test_a_question_about_the_output_shown(title: str, text: str, outcome: Outco
 def test_what_the_reporter_hoped_for_is_not_a_wrong_result(text: str, wrong: bool) -> None:
     got = parse_reported(Issue(title="int8 constants", body=body(text), author="a"), REPRO)
     assert (got is not None and got.outcome == Outcome.WRONG_RESULT) is wrong, got
+
+
+@pytest.mark.parametrize(("text", "sig"), [
+    # "Check failed" only named in quotes: the condition quoted in the sentence stands for it
+    ('Something inside TVM complains, the message mentions `pb->value != 0` and a file '
+     'const_fold.h. Since it is a "Check failed" I guess it is an internal assertion?',
+     "Check failed: pb->value != 0"),
+    ('Since it is a "Check failed" I guess it is an internal assertion users should not hit?',
+     "Check failed"),
+])
+def test_a_check_named_in_quotes_is_no_message(text: str, sig: str) -> None:
+    got = parse_reported(Issue(title="floordiv of constants with zero", body=body(text),
+                               author="a"), REPRO)
+    assert got is not None and got.outcome == Outcome.INTERNAL_ERROR and got.signature == sig, got

@@ -89,6 +89,7 @@ from bot.vocabulary import (
     NO_SUCH_FILE_RE,
     NO_SUCH_FILE_TYPES,
     OBJECT_ATTR_RE,
+    OUT_OF_RANGE_INDEX_RE,
     OUTSIDE_FUNCTION_RE,
     REMOVED_FORM_RE,
     SCRIPT_ERROR_TYPES,
@@ -98,6 +99,7 @@ from bot.vocabulary import (
     TESTING_MSG_RE,
     TESTING_PATH_RE,
     TVM_ERROR_TYPES,
+    UNCHECKED_INDEX_WARNING,
     UNEXPECTED_KEYWORD_RE,
     VM_ARGUMENT_CHECK,
     WRAPPER_TYPES,
@@ -593,6 +595,31 @@ _OWN_VARIATION_RE = lazyre.compile(
     r"\brandom\b|\brand(?:n|int|om_sample|perm)?\s*\(|\buniform\s*\(|\bnormal\s*\(|\bshuffle\s*\("
     r"|\bdefault_rng\b|\btime\.(?:time|perf_counter|monotonic)|\bdatetime\b|\btimeit\b|\bid\s*\("
     r"|\bgetpid\b|\buuid\b|\bthreading\b|\bconcurrent\b|\bbenchmark\b|\btime_evaluator\b")
+
+
+def account_for_unchecked_index(
+    cls: Classification, run: RunResult | None, reported: Reported | None
+) -> Classification:
+    """A run that passed with TVM's own warning that its fast mode does not check indices
+    (``UNCHECKED_INDEX_WARNING``, from take/gather), where the report calls the result wrong for
+    an index out of range: the run took that index without an error, as reported -- the values
+    it read past the end are whatever memory held this time (zeros, junk, other junk)."""
+    if (cls.outcome != Outcome.PASSED or run is None or reported is None
+            or reported.outcome != Outcome.WRONG_RESULT
+            or UNCHECKED_INDEX_WARNING not in run.stderr_tail + run.stdout_tail
+            or not any(OUT_OF_RANGE_INDEX_RE.search(t)
+                       for t in (reported.signature, *reported.evidence))):
+        return cls
+    warning = next((ln.strip() for ln in (run.stderr_tail + "\n" + run.stdout_tail).split("\n")
+                    if UNCHECKED_INDEX_WARNING in ln), UNCHECKED_INDEX_WARNING)
+    return Classification(
+        Outcome.WRONG_RESULT,
+        signature="took an out-of-range index without an error",
+        detail="The script ran to the end: TVM took the out-of-range index the report is about "
+        "without an error (it warns that its fast mode does not check indices), so the values "
+        "it returned for it were read from memory past the end of the tensor.",
+        evidence=(normalize_paths(warning)[:300],),
+    )
 
 
 def account_for_varied_output(

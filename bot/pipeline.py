@@ -14,6 +14,7 @@ from bot.classify import (
     account_for_import_only,
     account_for_printed_check,
     account_for_shown_output,
+    account_for_unchecked_index,
     account_for_varied_output,
     classify,
 )
@@ -82,6 +83,7 @@ def conclude(
                                   ran_as_command=repro.shape == "shell-wrapped")
     cls = account_for_shown_output(cls, run, repro.shown_output, reported, repro.script)
     cls = account_for_varied_output(cls, run, repro.script, reported)
+    cls = account_for_unchecked_index(cls, run, reported)
     cls = account_for_printed_check(cls, run, repro.script, reported)
     cls = account_for_caught_error(cls, run, repro.script, reported)
     comparison = account_for_cut_script(compare(reported, cls), cls, repro.cut_at)

@@ -133,6 +133,7 @@ class _Line:
     # traceback whole (:func:`_raised_in_own_code`).
     frame_source: str = ""
     source: int = 0  # 0: the title and the body; n: the author's n-th comment
+    quoted: bool = False  # a ``> `` quote in the body: someone's words (docs, a message)
 
 
 # A comment in the script that starts the output the author saw: ``# Output:``, ``# Error:``.
@@ -233,13 +234,15 @@ def _reporter_lines(issue: Issue, repro: Repro) -> list[_Line]:
             line = raw.rstrip()
             if sq in shown:  # "# tvm.error.InternalError: ..." under "# Output:" in the script
                 line = re.sub(r"^\s*# ?", "", line)
-            if line.lstrip().startswith(">") and not line.lstrip().startswith((">>>",)):
+            quoted = line.lstrip().startswith(">") and not line.lstrip().startswith((">>>",))
+            if quoted:
                 if where == "comment":
                     # A quote in the author's comment is someone else's words ("it runs
                     # without errors for me"), not what the reporter saw.
                     continue
                 line = line.lstrip()[1:]
-            out.append(_Line(_HEADING_RE.sub("", line), where, block, section, fenced, source=n))
+            out.append(_Line(_HEADING_RE.sub("", line), where, block, section, fenced, source=n,
+                             quoted=quoted and not fenced))
     return out
 
 
@@ -1178,7 +1181,9 @@ _ERROR_QUOTED_RE = lazyre.compile(
 
 # "error:" ending a line, the message in inline code on the next: "... one arg. error:" then
 # "`Invoking function main expects 2 arguments (x, y), but 1 arguments were provided.`"
-_ERROR_LABEL_END_RE = lazyre.compile(r"\b(?:error|error message|it says|message)\s*:\s*$", re.I)
+_ERROR_LABEL_END_RE = lazyre.compile(
+    r"\b(?:error|error message|it says|message)(?: is (?:confusing|misleading|unclear|wrong|odd))?"
+    r"\s*:\s*$", re.I)
 _WHOLE_CODE_SPAN_RE = lazyre.compile(r"^\s*`([^`\n]{12,300})`\s*$")
 
 
@@ -1191,6 +1196,10 @@ def _error_quoted(lines: list[_Line]) -> Reported | None:
         m = _WHOLE_CODE_SPAN_RE.match(nxt.text)
         if m and len(m.group(1).split()) >= 3 and not re.match(r"[\w.]+\(|\w+ = ", m.group(1)):
             msg = m.group(1).strip()
+            return Reported(_quoted_outcome(msg), signature=msg, evidence=(nxt.text.strip(),))
+        if nxt.quoted and len(nxt.text.split()) >= 4:
+            # "the message is confusing:" then the message quoted with "> "
+            msg = _sentence(nxt.text, nxt.text.split()[0]).strip()
             return Reported(_quoted_outcome(msg), signature=msg, evidence=(nxt.text.strip(),))
     for ln in lines:
         if _under_expected(ln) or ln.fenced:
@@ -1258,8 +1267,9 @@ _HOPED_FOR_RE = lazyre.compile(
 
 def _wrong_words(lines: list[_Line]) -> Reported | None:
     for ln in _body_first(lines):
-        if _expectation(ln):
-            continue  # ("Expected behavior: ... numpy says the sizes are not equal")
+        if _expectation(ln) or ln.quoted:
+            continue  # ("Expected behavior: ... numpy says the sizes are not equal"; a message
+            # quoted with "> ": "... The reduction dimensions of 8 and 4 are not equal.")
         found: Iterable[re.Match[str]] = REPORTED_WRONG_RE.finditer(ln.text)
         if " but " in ln.text:
             found = itertools.chain(found, TVM_VS_REFERENCE_RE.finditer(ln.text))

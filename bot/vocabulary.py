@@ -376,6 +376,15 @@ VARYING_OUTPUT_RE = lazyre.compile(
     r"|\b(?:changes?|changing|differs?|varies|different)\s+(?:between|across)\s+(?:runs|executions|calls)\b",
     re.IGNORECASE,
 )
+# TVM's warning when it compiles take/gather in "fast" mode: indices are not checked, and an
+# out-of-range one reads memory past the end.
+UNCHECKED_INDEX_WARNING = "Fast mode segfaults when there are out-of-bounds indices"
+# The reporter says an index was out of range: "index 10 is out of range for size 4", "an
+# index past the end", "an index outside the axis".
+OUT_OF_RANGE_INDEX_RE = lazyre.compile(
+    r"\bout[- ]of[- ](?:range|bounds?)\b|\bpast the end\b|\bbeyond the (?:end|size|bounds?)\b"
+    r"|\boutside (?:the )?(?:axis|range|bounds?|tensor|array)\b|\binvalid ind(?:ex|ices)\b"
+    r"|\bind(?:ex|ices) (?:too (?:big|large)|larger than|bigger than|>=?)\b", re.IGNORECASE)
 # A float32 subnormal as numpy prints it (below 1.18e-38: e-39 .. e-45): the fingerprint of
 # uninitialized memory read as float32 (no real computation in a repro prints one).
 SUBNORMAL_RE = lazyre.compile(r"(?<![\w.])[-+]?\d(?:\.\d+)?e-(?:39|4[0-5])(?![\d.])")
@@ -452,7 +461,7 @@ REPORTED_WRONG_RE = lazyre.compile(
     r" (?:numerical )?errors?\b(?! (?:message|is raised|was raised))"
     r"|\bm[ue]ssy\b"
     r"|(?:not|cannot|can't|isn't|aren't|fails? to)\b[^.]{0,60}\bcorrectly\b"
-    r"|\binconsisten(?:t|cy)\b|\bdisagree(?:s|d)? with\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
+    r"|\binconsisten(?:t|cy)\b|\bdisagree(?:s|d)? with\b|\b(?:and|vs\.?|versus) [^.\n]{1,60}\bdisagree\b|\bnot (?:the )?(?:equal|same)\b|\bdiffer(?:s|ent|ence)?\b[^.]{0,20}\b(?:result|output|value)s?"
     r"|\b(?:result|output|value)s?\b[^.]{0,30}\bdiffer"
     # "gives random number, different every run", "trash values"
     r"|\b(?:random|arbitrary|trash|junk|uninitiali[sz]ed) (?:big |large |huge |tiny )?"

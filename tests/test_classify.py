@@ -1883,3 +1883,26 @@ def test_shown_dtype_lines_with_digits_still_count() -> None:
     said = Reported(Outcome.WRONG_RESULT, "asarray returns an object array")
     assert account_for_shown_output(classify(run), run, "object\n()\nfloat32", said).outcome == \
         Outcome.WRONG_RESULT
+
+
+@pytest.mark.parametrize(("stderr", "said", "wrong"), [
+    # TVM's warning that fast mode does not check indices, a report about an out-of-range index
+    ("[10:00:00] /project/include/tvm/topi/transform.h:1261: Warning: Fast mode segfaults when "
+     "there are out-of-bounds indices. Make sure input indices are in bound",
+     "R.take with out of range index silently returns garbage", True),
+    # ... not a report about other wrong values of the same op
+    ("Warning: Fast mode segfaults when there are out-of-bounds indices.",
+     "R.take returns the rows in the wrong order", False),
+    # ... nor a run without the warning
+    ("", "R.take with out of range index silently returns garbage", False),
+])
+def test_an_out_of_range_index_taken_without_an_error(stderr: str, said: str, wrong: bool) -> None:
+    from bot.classify import account_for_unchecked_index
+
+    run = RunResult(exit_code=0, signal=None, seconds=1.0, stdout_tail="[2. 0.]\n",
+                    stderr_tail=stderr)
+    reported = Reported(Outcome.WRONG_RESULT, signature=said, evidence=(said,))
+    got = account_for_unchecked_index(classify(run, script="print(1)\n"), run, reported)
+    assert (got.outcome == Outcome.WRONG_RESULT) is wrong, got
+    if wrong:
+        assert "out-of-range index" in got.signature and "Fast mode" in got.evidence[0]

@@ -1954,6 +1954,7 @@ def test_ignore_the_script_above_takes_the_block_below() -> None:
     ("I pasted the wrong version of the code, here is the actual repro:", True),
     ("EDIT: fixed typos", True),
     ("sorry, copy paste from bigger file. Fixed:", True),
+    ("oops yes, copied from my editor with autocomplete mistake. it is `const`, corrected:", True),
     ("You're right, with the reference corrected:", True),
     # a follow-up, not a replacement
     ("I also tried it with float16, same error:", False),
@@ -2494,6 +2495,7 @@ def test_another_users_port_of_a_relay_script_is_run_in_its_place() -> None:
     ("Trying with current relax:", True),
     ("ok I ported it, this is what I run now on 0.27.0.post1:", True),
     ("yes still happen. relax version on 0.22:", True),
+    ("ported, on 0.27.0:", True),
     # not a port of the script
     ("I ported it from our pytorch model, the layer is the same:", False),
     ("TVM version: 0.13, same as the body:", False),
@@ -3428,3 +3430,16 @@ def test_output_labelled_above_the_script(above: str, shown: str) -> None:
     script = "import tvm\nprint(tvm.runtime.tensor)\n"
     r = extract_repro(issue(f"{above}\nrepro:\n\n{F}python\n{script}{F}\n"))
     assert r.found and r.shown_output.strip() == shown, r
+
+
+def test_a_retest_on_a_version_as_a_shell_line_is_the_port() -> None:
+    """The author's one-liner used a name this TVM no longer has; their retest "On 0.27.0.post1:"
+    is a ``python -c`` line in a shell block: that line is run."""
+    body = (f"Big literals wrap silently:\n\n{F}\n$ python -c \"import tvm; "
+            f"print(tvm.tir.const(2**40, 'int32'))\"\n0\n{F}\n")
+    retest = (f"On 0.27.0.post1:\n{F}\n$ python -c \"import tvm; "
+              f"print(tvm.tirx.const(2**40, 'int32'))\"\n...\nValueError: Literal value exceeds "
+              f"range of int32\n{F}\nso it errors now.")
+    r = extract_repro(issue(body, ("maint", "Can you retest on a recent release?"),
+                            ("alice", retest)))
+    assert r.blocks == ("comment2#0",) and "tvm.tirx.const" in r.script, r

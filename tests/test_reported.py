@@ -1805,3 +1805,29 @@ def test_a_check_named_in_quotes_is_no_message(text: str, sig: str) -> None:
     got = parse_reported(Issue(title="floordiv of constants with zero", body=body(text),
                                author="a"), REPRO)
     assert got is not None and got.outcome == Outcome.INTERNAL_ERROR and got.signature == sig, got
+
+
+@pytest.mark.parametrize(("text", "outcome", "sig"), [
+    # the message quoted with "> " under "the message is confusing:"
+    ("Parsing fails which is fine, but the message is confusing:\n\n> Matmul requires the "
+     "reduction length of the operands to be equal. The reduction dimensions of T.int64(8) and "
+     "T.int64(4) are not equal.\n\nBoth shapes print `[4, 8]`.", Outcome.TVM_ERROR,
+     "Matmul requires the reduction length of the operands to be equal"),
+    # two things that should agree and do not, in the reporter's own words
+    ("The inferred struct info and the legalized function disagree. Sum is fine, only mean.",
+     Outcome.WRONG_RESULT, "The inferred struct info and the legalized function disagree"),
+])
+def test_quoted_messages_and_disagreement(text: str, outcome: Outcome, sig: str) -> None:
+    got = parse_reported(Issue(title="[Relax] matmul and mean", body=body(text), author="a"), REPRO)
+    assert got is not None and (got.outcome, got.signature) == (outcome, sig), got
+
+
+def test_wrong_words_quoted_from_elsewhere_are_not_the_reporters() -> None:
+    text = ("The docs say:\n\n> the results are not the same on every target\n\n"
+            "Does that still hold for llvm on 0.27? My build runs fine.")
+    got = parse_reported(Issue(title="results per target", body=body(text), author="a"), REPRO)
+    assert got is None or got.outcome != Outcome.WRONG_RESULT, got
+    # ... the same words as the reporter's own are
+    own = parse_reported(Issue(title="results per target", body=body(
+        "The results are not the same on every target."), author="a"), REPRO)
+    assert own is not None and own.outcome == Outcome.WRONG_RESULT, own

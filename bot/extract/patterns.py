@@ -304,7 +304,7 @@ CORRECTED_RE = Pattern(
     # "oops, copy-paste from an old file. this is the one i run:"
     r"\bcopy[- ]?past(?:e|ed|ing) (?:from an? (?:old|other|older|different|wrong|bigger|larger)|error|mistake)\b|"
     # "sorry, copy paste from bigger file. Fixed:" (the word alone, as the label of the block)
-    r"\bfixed(?: (?:script|snippet|code|version|repro\w*|example))?\s*:\s*\Z|"
+    r"\b(?:fixed|corrected)(?: (?:script|snippet|code|version|repro\w*|example))?\s*:\s*\Z|"
     # "You're right, with `g = oc // 2`:" (agreeing with a review of the script, re-posting it)
     r"^\W{0,3}you(?:'re| are) (?:right|correct)\b|"
     r"\b(?:this|here) is the (?:one|script|snippet|code|version) i (?:actually )?(?:run|ran|use|used)\b|"
@@ -552,6 +552,11 @@ PORTED_RE = Pattern(
     r"|\b(?:on|in|for) (?:the )?(?:recent|newer|latest|current) (?:versions?|tvm|releases?|main)\b"
     r"|\b(?:trying|tried|running|ran|re-?checked|checked) (?:it )?(?:with|on|in) (?:the )?"
     r"(?:current|latest|new|recent) (?:relax|api|tvm|main|version)\b"
+    # "ported, on 0.27.0:" (the word alone opening the comment)
+    r"|^\W*(?:ported|rewritten|migrated|updated)\s*[,:.]"
+    # "On 0.27.0.post1:" heading a retest (a comment that starts with the version it ran on)
+    r"|^\W*(?:(?:re-?)?(?:tested|tried|checked|ran it) )?(?:on|with|using) (?:tvm |apache-tvm )?"
+    r"v?0\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+|\.dev\d*)?\s*[:,]"
     # "ok I ported it, this is what I run now on 0.27.0.post1:" (not "ported it from torch")
     r"|\b(?:ported|migrated|rewrote|rewritten) (?:it|this|the (?:script|repro|example|code))\b"
     r"(?!\s+(?:from|back)\b)"

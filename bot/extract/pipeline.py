@@ -472,7 +472,8 @@ def ported_by_other(issue: Issue, repro: Repro) -> Repro | None:
         if not PORTED_RE.search(c.body) or not _offered_as_failing(intro):
             continue
         other = read_source(f"comment{n}", c.body, by_author=False)
-        port = from_blocks(other, own_blocks(other))[0]
+        blocks = own_blocks(other)  # (a script, or a `python -c` line in a shell block)
+        port = from_blocks(other, blocks)[0] or shell_in_blocks(blocks)
         if port is not None and not _stale_name(port.script):
             return replace(port, reason=(
                 f"The issue's script uses `{stale}`, which this TVM no longer has; the bot "

@@ -80,6 +80,9 @@ _HEADLINE = {
     ),
     Verdict.INCONCLUSIVE: "❔ Inconclusive: {what}",
 }
+# Not reproduced by a run that failed: TVM refuses now what the report says it took silently.
+_REFUSED_NOW = ("✅ Not reproduced: {what} where the report says it went through silently, so "
+                "the reported problem may be fixed")
 
 # What the environment probe found, in plain words (keys as ``tasks/probe_script.py`` names them).
 # TVM's version and commit are on the run line, not repeated here.
@@ -238,6 +241,9 @@ def render_comment(t: Triage, *, label_prefix: str = DEFAULT_PREFIX) -> str:
 def _headline(t: Triage) -> str:
     if t.outcome == Outcome.INFRA_ERROR:
         return "🛠️ Inconclusive: " + OUTCOME_TEXT[Outcome.INFRA_ERROR]
+    if t.verdict == Verdict.NOT_REPRODUCED and t.outcome != Outcome.PASSED:
+        # (TVM now refuses what the report says it accepted: the run failed, not as reported)
+        return _REFUSED_NOW.format(what=OUTCOME_TEXT[t.outcome])
     return _HEADLINE[t.verdict].format(what=OUTCOME_TEXT[t.outcome])
 
 

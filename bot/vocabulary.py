@@ -482,6 +482,9 @@ REPORTED_WRONG_RE = lazyre.compile(
     # "strided_slice with negative stride returns an empty array `[]`"
     r"|\b(?:returns?|returned|gives?|gave|produces?|produced|outputs?) (?:an? |the )?empty "
     r"(?:tensors?|arrays?|outputs?|results?|lists?)\b(?! instead of (?:an? )?(?:error|exception))"
+    # "TVM silently inserts a cast and the output becomes float32", "a silent dtype change"
+    r"|\bsilently (?:inserts?|changes?|converts?|casts?|promotes?|upcasts?|downcasts?|truncates?|"
+    r"drops?|rounds?|reorders?)\b|\bsilent (?:dtype|type|shape) (?:change|conversion|promotion)\b"
     # "relu after add gives negative numbers??"
     r"|\b(?:gives?|gave|returns?|returned|produces?|produced|outputs?) (?:some |a few )?negative "
     r"(?:numbers|values|outputs|results|entries|elements)\b"
@@ -663,7 +666,13 @@ ACCEPTED_RE = lazyre.compile(
     # "silently binds the shape var to a negative value", "happily accepts", "nobody complains"
     r"|\bsilently (?:binds?|rewrites?|allows?|compiles?|builds?|takes?)\b"
     r"|\bhappily (?:accepts?|rewrites?|compiles?|builds?|takes?)\b"
-    r"|\b(?:nobody|nothing|no one) (?:complains|complained|checks|checked|rejects|rejected)\b",
+    r"|\b(?:nobody|nothing|no one) (?:complains|complained|checks|checked|rejects|rejected)\b"
+    # "relax matmul accept incompatible shapes", "Relax matmul not check the reduction dim"
+    r"|\baccept(?:s|ed)? (?:the |an? )?(?:incompatible|invalid|mismatched|wrong|bad|illegal|"
+    r"out[- ]of[- ]range|inconsistent) (?:shapes?|inputs?|axis|axes|dims?|dimensions?|sizes?|"
+    r"values?|arguments?|dtypes?)\b"
+    r"|\b(?:not|never|does ?n[o']t|did ?n[o']t) checks? (?:the |any |its )?(?:reduction|shapes?|"
+    r"sizes?|dims?|dimensions?|axis|axes|bounds?|range|dtypes?|inputs?)\b",
     re.IGNORECASE,
 )
 # How the reporter came to the bug, not what the script does: "We originally saw random crashes

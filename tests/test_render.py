@@ -130,6 +130,15 @@ def test_each_fact_is_said_once() -> None:
     assert passed.count("exit code 0") == 1
     assert "**The report shows:** `Segmentation fault (core dumped)`" in passed
     assert passed.splitlines()[1].startswith("### ✅ Not reproduced: the script runs without failing")
+    # TVM refusing now what the report says it took silently: not "runs without failing"
+    refused = render_comment(
+        triage(Outcome.TVM_ERROR, Verdict.NOT_REPRODUCED, signature="DiagnosticError: Matmul ...",
+               detail="", run=RunResult(exit_code=1, signal=None, seconds=1.0),
+               reported=Reported(Outcome.WRONG_RESULT, "prints R.Tensor((2, 5))",
+                                 about_acceptance=True)))
+    head = refused.splitlines()[1]
+    assert head.startswith("### ✅ Not reproduced: TVM raised an error where the report says it "
+                           "went through silently"), head
 
 
 def test_the_reported_error_is_shown_only_when_it_differs() -> None:

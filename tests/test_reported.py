@@ -1169,6 +1169,11 @@ SEEN_THIS_SESSION = [
      "```\nRuntimeError: Check failed: input_shape[i] == reg (5 vs. 4) : ErrorContext(fn=main, "
      "loc=param[0], param=x, annotation=R.Tensor((n, 4), dtype=\"float32\"))  match_cast error\n```",
      Outcome.TVM_ERROR),
+    # ... also when the words call it an internal check
+    ("VM raises 'Check failed' instead of a proper error",
+     "I get an internal check failure:\n\n```\nRuntimeError: Check failed: input_shape[i] == "
+     "heap_data[reg] (5 vs. 4) : ErrorContext(fn=main, loc=param[1], param=y)  match_cast error\n```",
+     Outcome.TVM_ERROR),
     # a value quoted as TVM's, another as the reference's, in one paragraph
     ("ONNX TopK: indices for equal values come out in reverse order",
      "onnxruntime returns `[1, 3]` for the indices of top-2 (ties -> smaller index first). "
@@ -1475,6 +1480,8 @@ ACCEPTED = [
     ("topi.take mode", "No error is raised for the negative index in clip mode."),
     ("split with sections > dim", "It does not complain about the invalid sections."),
     ("reverse_sequence", "relax silently accepts seq_lengths larger than the axis."),
+    ("relax matmul accept incompatible shapes and infers (2, 5)",
+     "Relax matmul not check the reduction dim. 3 != 4 so it should be error."),
 ]
 # ... and sentences that look alike but are not that complaint
 NOT_ACCEPTED = [
@@ -1724,6 +1731,9 @@ def test_an_input_tvm_accepts_with_the_output_shown(title: str, text: str,
      "Output shape is `(0,)` and then a later op segfaults.",
      Outcome.WRONG_RESULT),
     ("relu after add gives negative numbers??", "relu output should never be negative.",
+     Outcome.WRONG_RESULT),
+    ("te.compute silently changes int32 to float32",
+     "Instead TVM silently inserts a cast and the output tensor `B` becomes **float32**.",
      Outcome.WRONG_RESULT),
     # (a crash followed by what it stopped is the crash)
     ("compiled prim_func with integer floordiv takes the whole process down",

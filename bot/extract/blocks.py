@@ -24,6 +24,7 @@ from bot.extract.pysyntax import (
     has_placeholder,
     imported_names,
     imports_only,
+    imports_tvm,
     parse_py,
     top_bindings,
 )
@@ -308,7 +309,7 @@ def pick_primary(scripts: list[Code]) -> Code | None:
         id(c) in works_above,
         c is first and first_works,
         # a reference script in numpy or torch alone is not the TVM repro beside it
-        has_import(c.tree) and not imports_only(c.tree) and not _imports_tvm(c.tree),
+        has_import(c.tree) and not imports_only(c.tree) and not imports_tvm(c.tree),
         not (c is not first and _offered_instead(c)),
         elsewhere and bool(RESULT_SECTION_RE.match(c.block.section)),
         not has_import(c.tree),
@@ -319,16 +320,6 @@ def pick_primary(scripts: list[Code]) -> Code | None:
             continue  # a version print under "Environment"
         return c
     return scripts[0]
-
-
-def _imports_tvm(tree: ast.Module) -> bool:
-    """Any ``import tvm...`` / ``from tvm... import`` at the top level."""
-    for s in tree.body:
-        if isinstance(s, ast.Import) and any(a.name.split(".")[0] == "tvm" for a in s.names):
-            return True
-        if isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "tvm":
-            return True
-    return False
 
 
 def _offered_instead(c: Code) -> bool:

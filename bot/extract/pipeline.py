@@ -97,6 +97,7 @@ from bot.extract.pysyntax import (
     has_prompts,
     imported_names,
     imports_only,
+    imports_tvm,
     parse_py,
     session_output,
     top_bindings,
@@ -327,8 +328,7 @@ def one_line_script(src: Source) -> Repro | None:
         if ";" not in line or not line.startswith(("import ", "from ")):
             continue
         tree = parse_py(line)
-        if tree is None or len(tree.body) < 3 or not any(
-                name == "tvm" or name.startswith("tvm.") for name in _imported_modules(tree)):
+        if tree is None or len(tree.body) < 3 or not imports_tvm(tree):
             continue
         if not any(not isinstance(s, ast.Import | ast.ImportFrom) and not _is_print(s)
                    for s in tree.body):
@@ -341,16 +341,6 @@ def one_line_script(src: Source) -> Repro | None:
 def _is_print(s: ast.stmt) -> bool:
     return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(
         s.value.func, ast.Name) and s.value.func.id == "print"
-
-
-def _imported_modules(tree: ast.Module) -> list[str]:
-    out: list[str] = []
-    for s in tree.body:
-        if isinstance(s, ast.Import):
-            out.extend(a.name for a in s.names)
-        elif isinstance(s, ast.ImportFrom) and s.module:
-            out.append(s.module)
-    return out
 
 
 def import_named_in_prose(src: Source) -> Repro | None:

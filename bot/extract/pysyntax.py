@@ -50,6 +50,16 @@ def imports_only(tree: ast.Module) -> bool:
     return bool(tree.body) and all(isinstance(s, ast.Import | ast.ImportFrom) for s in tree.body)
 
 
+def imports_tvm(tree: ast.Module) -> bool:
+    """Any ``import tvm...`` / ``from tvm... import`` at the top level."""
+    for s in tree.body:
+        if isinstance(s, ast.Import) and any(a.name.split(".")[0] == "tvm" for a in s.names):
+            return True
+        if isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "tvm":
+            return True
+    return False
+
+
 def imported_names(tree: ast.Module) -> set[str]:
     return {(a.asname or a.name).split(".")[0] for s in tree.body
             if isinstance(s, ast.Import | ast.ImportFrom) for a in s.names}
